@@ -1,0 +1,12 @@
+rule prepare_mnist:
+    output:
+        npz="resources/mnist.npz",
+    log:
+        "logs/prepare_mnist.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=slice_config("data.sources", "data.digests"),
+        code=code("prepare_mnist"),
+    script:
+        adapter("prepare_mnist")

@@ -1,0 +1,346 @@
+"""Golden and property tests for workflow.stats (paired statistics over seeds)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from workflow.stats import (
+    PairedTests,
+    Summary,
+    Tost,
+    bootstrap_ci,
+    describe,
+    paired_tests,
+    tost,
+)
+
+
+def _t3_cdf(x: float) -> float:
+    """Closed-form CDF of Student's t with 3 degrees of freedom (independent of scipy)."""
+    s3 = math.sqrt(3.0)
+    return 0.5 + (x / (s3 * (1 + x * x / 3)) + math.atan(x / s3)) / math.pi
+
+
+# Small vector used for hand calculations: d = [1, 2, 3, 6]
+#   mean = 12 / 4 = 3
+#   deviations = -2, -1, 0, 3 -> sum of squares = 4 + 1 + 0 + 9 = 14
+#   sd = sqrt(14 / 3), se = sd / sqrt(4) = sqrt(14 / 12) = sqrt(7 / 6)
+#   t = 3 / sqrt(7 / 6) = 3 * sqrt(6 / 7) ~= 2.7775, df = 3
+HAND_D = [1.0, 2.0, 3.0, 6.0]
+HAND_MEAN = 3.0
+HAND_SD = math.sqrt(14 / 3)
+HAND_SE = math.sqrt(7 / 6)
+HAND_T = 3 * math.sqrt(6 / 7)
+
+
+# --- paired t -------------------------------------------------------------------------------
+
+
+def test_t3_cdf_helper_is_correct() -> None:
+    # Guard the hand formula itself: symmetric, 0.5 at 0, and a tabulated quantile
+    # (t_{0.975, 3} = 3.182446...).
+    assert _t3_cdf(0.0) == pytest.approx(0.5)
+    assert _t3_cdf(3.182446305284263) == pytest.approx(0.975, abs=1e-9)
+    assert _t3_cdf(-1.3) == pytest.approx(1 - _t3_cdf(1.3))
+
+
+def test_paired_t_hand_values() -> None:
+    res = paired_tests(HAND_D)
+    assert res.n == 4
+    assert res.mean == pytest.approx(HAND_MEAN, rel=1e-14)
+    assert res.sd == pytest.approx(HAND_SD, rel=1e-14)
+    assert res.t == pytest.approx(HAND_T, rel=1e-12)
+    assert res.p_t == pytest.approx(2 * (1 - _t3_cdf(HAND_T)), rel=1e-9)
+    assert res.p_t == pytest.approx(0.0690, abs=5e-4)
+    assert res.d_z == pytest.approx(3 / math.sqrt(14 / 3), rel=1e-14)  # ~1.3887
+
+
+def test_paired_t_matches_ttest_rel() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=15)
+    b = a + rng.normal(0.3, 0.5, size=15)
+    res = paired_tests(a - b)
+    ref = sps.ttest_rel(a, b)
+    assert res.t == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert res.p_t == pytest.approx(float(ref.pvalue), rel=1e-10)
+    assert res.d_z == pytest.approx(np.mean(a - b) / np.std(a - b, ddof=1), rel=1e-12)
+
+
+# --- Wilcoxon -------------------------------------------------------------------------------
+
+# No zeros, no ties. |d| ranks: 0.3->1, 0.5->2, 1.2->3, 2.0->4, 3.1->5, 4.4->6.
+# W+ = 2 + 4 + 5 + 6 = 17, W- = 1 + 3 = 4 (total 21).
+# Subsets of {1..6} with rank sum <= 4: {}, {1}, {2}, {3}, {4}, {1,2}, {1,3} -> 7 of 64,
+# so the exact two-sided p = 2 * 7 / 64 = 0.21875.
+WILCOXON_D = [0.5, -1.2, 2.0, 3.1, -0.3, 4.4]
+
+
+def _exact_wilcoxon_p_by_enumeration(d: list[float]) -> float:
+    ranks = sps.rankdata(np.abs(d))
+    w_plus = sum(r for r, v in zip(ranks, d, strict=True) if v > 0)
+    null = [
+        sum(r for r, s in zip(ranks, signs, strict=True) if s)
+        for signs in itertools.product([False, True], repeat=len(d))
+    ]
+    lower = sum(w <= w_plus for w in null) / len(null)
+    upper = sum(w >= w_plus for w in null) / len(null)
+    return min(1.0, 2 * min(lower, upper))
+
+
+def test_wilcoxon_exact_hand_enumeration() -> None:
+    res = paired_tests(WILCOXON_D)
+    assert res.wilcoxon_method == "exact"
+    assert _exact_wilcoxon_p_by_enumeration(WILCOXON_D) == pytest.approx(14 / 64, abs=1e-15)
+    assert res.p_wilcoxon == pytest.approx(14 / 64, rel=1e-12)
+
+
+def test_wilcoxon_exact_matches_enumeration_and_scipy_random() -> None:
+    rng = np.random.default_rng(1)
+    d = list(rng.normal(0.4, 1.0, size=9))
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == pytest.approx(_exact_wilcoxon_p_by_enumeration(d), rel=1e-12)
+    ref = sps.wilcoxon(d, method="exact")
+    assert res.p_wilcoxon == pytest.approx(float(ref.pvalue), rel=1e-12)
+
+
+def test_wilcoxon_approx_with_zero_and_ties_hand_value() -> None:
+    d = [0.0, 1.0, -1.0, 2.0, 3.0, 4.0]
+    # Zero dropped -> n = 5; |d| ranks: 1, 1 -> 1.5 each; 2 -> 3; 3 -> 4; 4 -> 5.
+    # W+ = 1.5 + 3 + 4 + 5 = 13.5, E[W] = 5*6/4 = 7.5,
+    # Var = 5*6*11/24 - (2^3 - 2)/48 = 13.75 - 0.125 = 13.625 (tie correction).
+    z = (13.5 - 7.5) / math.sqrt(13.625)
+    expected = math.erfc(z / math.sqrt(2))  # = 2 * (1 - Phi(z))
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "approx"
+    assert res.p_wilcoxon == pytest.approx(expected, rel=1e-12)
+    ref = sps.wilcoxon(d, zero_method="wilcox", correction=False, method="asymptotic")
+    assert res.p_wilcoxon == pytest.approx(float(ref.pvalue), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "d",
+    [
+        [0.5, 0.0, 1.0, -2.0, 3.0],  # a zero difference
+        [1.0, -1.0, 2.0, 3.0, 4.0],  # tie among |d|
+        list(np.linspace(-1.0, 3.0, 51) + 0.013),  # n > 50, no zeros or ties
+    ],
+)
+def test_wilcoxon_approx_chosen(d: list[float]) -> None:
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "approx"
+    ref = sps.wilcoxon(d, zero_method="wilcox", correction=False, method="asymptotic")
+    assert res.p_wilcoxon == pytest.approx(float(ref.pvalue), rel=1e-12)
+
+
+def test_wilcoxon_exact_at_fifty() -> None:
+    d = list(np.linspace(-1.0, 3.0, 50) + 0.013)
+    assert paired_tests(d).wilcoxon_method == "exact"
+
+
+# --- signs, degenerate cases, dataclass -----------------------------------------------------
+
+
+def test_sign_counts() -> None:
+    res = paired_tests([1.0, -2.0, 0.0, 0.0, 3.0, 0.5, -0.0])
+    assert (res.n_pos, res.n_neg, res.n_zero) == (3, 1, 3)
+    assert res.n == 7
+
+
+@pytest.mark.parametrize(
+    "d",
+    [[], [0.7], [0.0, 0.0, 0.0], [0.1, 0.1, 0.1, 0.1]],
+    ids=["empty", "single", "all-zero", "constant"],
+)
+def test_degenerate_inputs_give_nan_without_warnings(d: list[float]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = paired_tests(d)
+        eq = tost(d, margin=1.0)
+    assert res.n == len(d)
+    assert math.isnan(res.t) and math.isnan(res.p_t) and math.isnan(res.d_z)
+    if len(d) >= 2:
+        assert res.sd == 0.0
+    else:
+        assert math.isnan(res.sd)
+    if d and d[0] == 0.0 or len(d) < 2:
+        assert math.isnan(res.p_wilcoxon)
+        assert res.wilcoxon_method == "none"
+    assert math.isnan(eq.p) and not eq.equivalent
+
+
+def test_constant_nonzero_still_gets_wilcoxon() -> None:
+    # Every difference positive and tied: sign information exists even though t is undefined.
+    res = paired_tests([0.1] * 8)
+    assert res.wilcoxon_method == "approx"
+    assert res.p_wilcoxon < 0.05
+    assert res.n_pos == 8
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_raises(bad: float) -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        paired_tests([1.0, bad, 2.0])
+    with pytest.raises(ValueError, match="non-finite"):
+        tost([1.0, bad, 2.0], margin=1.0)
+    with pytest.raises(ValueError, match="non-finite"):
+        bootstrap_ci([1.0, bad, 2.0])
+
+
+def test_dataclasses_frozen_and_as_dict() -> None:
+    res = paired_tests(HAND_D)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.n = 5  # type: ignore[misc]
+    row = res.as_dict()
+    assert list(row) == [f.name for f in dataclasses.fields(PairedTests)]
+    assert row["t"] == res.t
+    assert list(tost(HAND_D, 6.0).as_dict()) == [f.name for f in dataclasses.fields(Tost)]
+    assert list(describe(HAND_D).as_dict()) == ["n", "mean", "sd", "ci_low", "ci_high"]
+    assert {f.name for f in dataclasses.fields(Summary)} == set(describe(HAND_D).as_dict())
+
+
+# --- bootstrap ------------------------------------------------------------------------------
+
+
+def _bootstrap_reference(values: list[float], resamples: int, seed: int, level: float):
+    v = np.asarray(values, dtype=np.float64)
+    gen = np.random.default_rng(seed)
+    draws = gen.integers(0, len(v), size=(resamples, len(v)))
+    boot = np.array([v[row].mean() for row in draws])
+    return tuple(np.percentile(boot, [100 * (1 - level) / 2, 100 * (1 + level) / 2]))
+
+
+def test_bootstrap_matches_reference_recipe() -> None:
+    values = [0.3, 1.1, -0.4, 2.5, 0.9, 1.7, 0.2]
+    for resamples, seed, level in [(10_000, 12345, 0.95), (2_000, 7, 0.90)]:
+        got = bootstrap_ci(values, resamples=resamples, seed=seed, level=level)
+        want = _bootstrap_reference(values, resamples, seed, level)
+        assert got == pytest.approx(want, rel=1e-12)
+    assert bootstrap_ci(values) == pytest.approx(
+        _bootstrap_reference(values, 10_000, 12345, 0.95), rel=1e-12
+    )
+
+
+def test_bootstrap_reproducible_and_seed_dependent() -> None:
+    values = [0.3, 1.1, -0.4, 2.5, 0.9, 1.7, 0.2]
+    first = bootstrap_ci(values, seed=3)
+    bootstrap_ci([5.0, 6.0, 7.0], seed=3)  # an intervening call must not change the next one
+    assert bootstrap_ci(values, seed=3) == first
+    assert bootstrap_ci(values, seed=4) != first
+
+
+def test_bootstrap_ci_contains_mean_and_is_narrower_than_range() -> None:
+    rng = np.random.default_rng(5)
+    values = rng.normal(2.0, 1.0, size=20)
+    low, high = bootstrap_ci(values)
+    assert low < values.mean() < high
+    assert values.min() < low and high < values.max()
+
+
+def test_bootstrap_edge_cases() -> None:
+    low, high = bootstrap_ci([])
+    assert math.isnan(low) and math.isnan(high)
+    assert bootstrap_ci([0.42]) == (0.42, 0.42)
+    with pytest.raises(ValueError):
+        bootstrap_ci([1.0, 2.0], level=1.0)
+    with pytest.raises(ValueError):
+        bootstrap_ci([1.0, 2.0], resamples=0)
+
+
+# --- TOST -----------------------------------------------------------------------------------
+
+
+def test_tost_hand_example_equivalent() -> None:
+    # d = [1, 2, 3, 6]: mean 3, se = sqrt(7/6) ~= 1.0801, df = 3, t_{0.95,3} = 2.353363.
+    # 90% CI = 3 +- 2.353363 * 1.080123 = (0.45808, 5.54192), inside +-6 -> equivalent.
+    res = tost(HAND_D, margin=6.0)
+    assert res.n == 4 and res.df == 3.0
+    assert res.se == pytest.approx(HAND_SE, rel=1e-14)
+    assert (res.ci_low, res.ci_high) == pytest.approx((0.45808, 5.54192), abs=1e-5)
+    assert res.p_lower == pytest.approx(1 - _t3_cdf((3 + 6) / HAND_SE), rel=1e-8)
+    assert res.p_upper == pytest.approx(_t3_cdf((3 - 6) / HAND_SE), rel=1e-9)
+    assert res.p == res.p_upper  # mean is nearer the upper margin
+    assert res.p < 0.05
+    assert res.equivalent
+
+
+def test_tost_hand_example_not_equivalent() -> None:
+    # Same data, margin 5: the CI's upper end 5.54192 exceeds 5 -> not equivalent.
+    res = tost(HAND_D, margin=5.0)
+    assert res.ci_high > 5.0
+    assert res.p == pytest.approx(_t3_cdf((3 - 5) / HAND_SE), rel=1e-9)
+    assert res.p > 0.05
+    assert not res.equivalent
+
+
+def test_tost_p_is_max_of_one_sided_t_tests() -> None:
+    rng = np.random.default_rng(8)
+    d = rng.normal(0.1, 0.4, size=12)
+    margin = 0.35
+    res = tost(d, margin=margin)
+    p_lower = float(sps.ttest_1samp(d + margin, 0.0, alternative="greater").pvalue)
+    p_upper = float(sps.ttest_1samp(d - margin, 0.0, alternative="less").pvalue)
+    assert res.p_lower == pytest.approx(p_lower, rel=1e-10)
+    assert res.p_upper == pytest.approx(p_upper, rel=1e-10)
+    assert res.p == pytest.approx(max(p_lower, p_upper), rel=1e-10)
+
+
+def test_tost_ci_matches_scipy_interval() -> None:
+    rng = np.random.default_rng(9)
+    d = rng.normal(-0.2, 1.0, size=10)
+    res = tost(d, margin=1.0)
+    se = np.std(d, ddof=1) / math.sqrt(len(d))
+    low, high = sps.t.interval(0.90, len(d) - 1, loc=np.mean(d), scale=se)
+    assert (res.ci_low, res.ci_high) == pytest.approx((low, high), rel=1e-12)
+    # alpha controls the interval width: alpha = 0.025 gives the 95% interval.
+    res95 = tost(d, margin=1.0, alpha=0.025)
+    low95, high95 = sps.t.interval(0.95, len(d) - 1, loc=np.mean(d), scale=se)
+    assert (res95.ci_low, res95.ci_high) == pytest.approx((low95, high95), rel=1e-12)
+
+
+def test_tost_decision_agrees_with_ci_inclusion() -> None:
+    rng = np.random.default_rng(10)
+    seen = set()
+    for _ in range(200):
+        d = rng.normal(rng.uniform(-1, 1), 1.0, size=int(rng.integers(3, 15)))
+        res = tost(d, margin=0.8)
+        inside = -0.8 < res.ci_low and res.ci_high < 0.8
+        assert res.equivalent == inside
+        seen.add(res.equivalent)
+    assert seen == {True, False}  # both branches exercised
+
+
+def test_tost_rejects_bad_margin() -> None:
+    with pytest.raises(ValueError, match="margin"):
+        tost(HAND_D, margin=0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        tost(HAND_D, margin=1.0, alpha=0.6)
+
+
+# --- describe -------------------------------------------------------------------------------
+
+
+def test_describe_values() -> None:
+    res = describe(HAND_D, resamples=5_000, seed=1)
+    assert res.n == 4
+    assert res.mean == pytest.approx(HAND_MEAN)
+    assert res.sd == pytest.approx(HAND_SD, rel=1e-14)
+    assert (res.ci_low, res.ci_high) == bootstrap_ci(HAND_D, resamples=5_000, seed=1)
+
+
+def test_describe_single_value() -> None:
+    res = describe([2.5])
+    assert res.n == 1 and res.mean == 2.5 and math.isnan(res.sd)
+    assert (res.ci_low, res.ci_high) == (2.5, 2.5)
+
+
+def test_describe_raises_on_nan() -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        describe([1.0, float("nan"), 3.0])

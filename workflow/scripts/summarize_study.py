@@ -1,0 +1,31 @@
+"""Snakemake adapter: per-seed endpoint table and the study's summary statistics."""
+
+import pandas as pd
+
+from workflow.artifacts import read_csv, write_csv, write_json
+from workflow.joblog import job_log
+from workflow.provenance import record
+from workflow.summary import endpoint_table, summarize
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+cfg = smk.params.config["statistics"]
+
+with job_log(smk.log[0]) as log:
+    comparisons = pd.concat([read_csv(path) for path in smk.input.comparisons], ignore_index=True)
+    matches = read_csv(smk.input.matches)
+    per_seed = endpoint_table(comparisons, matches, cfg["common_endpoint"])
+    summary = summarize(
+        per_seed, cfg["bootstrap_resamples"], cfg["bootstrap_seed"], cfg["ci_level"]
+    )
+    write_csv(smk.output.per_seed, per_seed)
+    write_csv(smk.output.summary, summary)
+    write_json(
+        smk.output.provenance,
+        record(
+            smk.params.config,
+            smk.params.code,
+            study=smk.wildcards.study,
+            inputs=list(map(str, smk.input)),
+        ),
+    )
+    log(summary.to_string(index=False))

@@ -1,0 +1,108 @@
+"""Per-seed endpoint tables and the study summary (paired statistics over seeds).
+
+Every seed appears in the per-seed table; a seed that is unmatched, diverged, or whose metric is
+undefined (e.g. CKA of a dead layer) is excluded from that row's statistics and counted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from workflow.stats import describe, paired_tests
+
+# Signed ABC-minus-BAC differences: a test against zero answers "does order shift this?".
+SIGNED = ("acc_diff_pp", "loss_diff")
+# Non-negative by construction (or similarities): a test against zero would be meaningless;
+# the noise floor is the right reference for them.
+DESCRIBED = (
+    "h_repr",
+    "h_repr_debiased",
+    "cka_conv1",
+    "cka_conv2",
+    "cka_fc1",
+    "cka_logits",
+    "dcka_conv1",
+    "dcka_conv2",
+    "dcka_fc1",
+    "dcka_logits",
+    "disagreement_pct",
+    "js_divergence",
+    "acc_ABC_pct",
+    "acc_BAC_pct",
+    "acc_gap_pp",
+    "loss_ABC",
+    "loss_BAC",
+    "loss_gap",
+    "param_distance",
+)
+TEST_COLUMNS = ("t", "p_t", "p_wilcoxon", "wilcoxon_method", "n_pos", "n_neg", "n_zero", "d_z")
+
+
+def endpoint_table(
+    comparisons: pd.DataFrame, matches: pd.DataFrame, common_endpoint: int
+) -> pd.DataFrame:
+    """One row per (seed, endpoint) with the endpoint's update, status and all pair metrics."""
+    rows = []
+    by_seed = comparisons.set_index(["seed", "update"]).sort_index()
+    for match in matches.itertuples(index=False):
+        seed = match.seed
+        endpoints = (
+            ("matched", match.matched_update if match.status == "matched" else None),
+            (f"common_{common_endpoint}", common_endpoint),
+        )
+        for endpoint, update in endpoints:
+            row = {"seed": seed, "endpoint": endpoint, "update": update}
+            if match.status == "diverged":
+                row["status"] = "diverged"
+            elif update is None:
+                row["status"] = "unmatched"
+            else:
+                row["status"] = "ok"
+                row.update(by_seed.loc[(seed, int(update))].drop("pair_status").to_dict())
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.astype({"update": "Int64"})
+
+
+def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -> pd.DataFrame:
+    """One row per (endpoint, metric): n, mean, bootstrap CI, sd, and tests where meaningful."""
+    rows = []
+    for endpoint, group in per_seed.groupby("endpoint", sort=False):
+        ok = group[group["status"] == "ok"]
+        counts = {
+            "n_seeds": len(group),
+            "n_unmatched": int((group["status"] == "unmatched").sum()),
+            "n_diverged": int((group["status"] == "diverged").sum()),
+        }
+        metrics = (*SIGNED, *DESCRIBED) + (("update",) if endpoint == "matched" else ())
+        for metric in metrics:
+            values = ok[metric].astype(float).to_numpy() if metric in ok else np.array([])
+            finite = values[np.isfinite(values)]
+            summary = describe(finite, resamples=resamples, seed=seed, level=level)
+            row = {
+                "endpoint": endpoint,
+                "metric": metric,
+                **counts,
+                "n_undefined": len(values) - len(finite),
+                **summary.as_dict(),
+            }
+            if metric in SIGNED:
+                tests = paired_tests(finite).as_dict()
+                row.update({key: tests[key] for key in TEST_COLUMNS})
+            rows.append(row)
+    columns = [
+        "endpoint",
+        "metric",
+        "n",
+        "n_seeds",
+        "n_unmatched",
+        "n_diverged",
+        "n_undefined",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "sd",
+        *TEST_COLUMNS,
+    ]
+    return pd.DataFrame(rows).reindex(columns=columns)

@@ -1,0 +1,253 @@
+"""Train one history: task 1, task 2, then common relaxation on C, with checkpoints during C.
+
+    record = train_history(model, data, order="ABC", seed=101, settings=..., on_checkpoint=save)
+
+Data lives in memory as normalized tensors; a batch is drawn by index from a seeded
+permutation (the last partial batch is kept, as a default DataLoader does). One process trains
+the whole history and hands every checkpoint to ``on_checkpoint``: importing torch costs
+seconds, so there is never a process per checkpoint.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torch.utils.deterministic
+
+from workflow.artifacts import params_digest
+from workflow.tasks import derive_seed
+
+Log = Callable[[str], None]
+PROGRESS_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    epochs_per_task: int
+    batch_size: int
+    lr: float
+    momentum: float
+    weight_decay: float
+    optimizer_at_common: str
+    checkpoints: tuple[int, ...]
+    torch_threads: int
+    device: str
+
+    @classmethod
+    def from_config(cls, training: dict) -> TrainSettings:
+        return cls(**{**training, "checkpoints": tuple(training["checkpoints"])})
+
+
+@dataclass
+class TrainingData:
+    """Normalized training images (N,1,28,28), labels, and canonical indices of each task."""
+
+    images: torch.Tensor
+    labels: torch.Tensor
+    tasks: dict[str, torch.Tensor]
+
+
+@dataclass
+class RunRecord:
+    status: str = "ok"
+    diverged_at: dict | None = None
+    init_digest: str = ""
+    phases: list[dict] = field(default_factory=list)
+    checkpoints: dict[int, str] = field(default_factory=dict)
+
+
+class Diverged(Exception):
+    """``update`` counts from the start of training in phases 1-2, from the start of C in C."""
+
+    def __init__(self, phase: str, update: int) -> None:
+        super().__init__(f"non-finite loss or weights in {phase} at update {update}")
+        self.phase, self.update = phase, update
+
+
+def configure_torch(threads: int) -> None:
+    """Deterministic kernels and a fixed thread count: the conditions for bit-exact reruns."""
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    # Deterministic mode otherwise fills every new tensor with NaN, which costs time and
+    # changes no result of a kernel that writes its whole output.
+    torch.utils.deterministic.fill_uninitialized_memory = False
+    _keep_heap()
+
+
+def _keep_heap() -> None:
+    """Stop glibc handing activation buffers back to the OS every step (page-fault storms)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    for option, value in (
+        (m_mmap_threshold, 1 << 30),
+        (m_trim_threshold, (1 << 31) - 1),
+        (m_top_pad, 256 << 20),
+    ):
+        libc.mallopt(option, value)
+
+
+def normalize(images: np.ndarray, mean: float, std: float) -> torch.Tensor:
+    """uint8 (N,28,28) -> float32 (N,1,28,28), bit-identical to ToTensor() + Normalize()."""
+    x = torch.from_numpy(np.ascontiguousarray(images)).unsqueeze(1)
+    return (x.float().div(255) - mean) / std
+
+
+def model_state(model: torch.nn.Module) -> dict[str, np.ndarray]:
+    return {
+        name: value.detach().cpu().contiguous().numpy()
+        for name, value in model.state_dict().items()
+    }
+
+
+def _batches(indices: torch.Tensor, batch_size: int, generator: torch.Generator):
+    order = indices[torch.randperm(len(indices), generator=generator)]
+    return order.split(batch_size)
+
+
+def _endless(indices: torch.Tensor, batch_size: int, seed: int) -> Iterator[torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    while True:
+        yield from _batches(indices, batch_size, generator)
+
+
+class _Progress:
+    def __init__(self, total: int, log: Log) -> None:
+        self.total, self.log, self.start = total, log, time.perf_counter()
+        self.last = self.start
+
+    def maybe(self, done: int, where: str, loss: float, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.last < PROGRESS_SECONDS:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        eta = (self.total - done) / rate if rate > 0 else math.inf
+        self.log(
+            f"{where}: update {done}/{self.total} ({100 * done / self.total:.1f}%), "
+            f"loss {loss:.4f}, {rate:.1f} updates/s, ETA {eta / 60:.1f} min"
+        )
+
+
+def _finite(model: torch.nn.Module) -> bool:
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+def train_history(
+    model: torch.nn.Module,
+    data: TrainingData,
+    order: str,
+    seed: int,
+    settings: TrainSettings,
+    on_checkpoint: Callable[[int, torch.nn.Module], None],
+    log: Log = print,
+) -> RunRecord:
+    """Train ``model`` (already at its initial weights) through the history ``order``."""
+    device = torch.device(settings.device)
+    memory = torch.channels_last
+    model.to(device=device, memory_format=memory).train()
+    images = data.images.to(device)
+    labels = data.labels.to(device)
+    record = RunRecord(init_digest=params_digest(model_state(model)))
+
+    def optimizer() -> torch.optim.Optimizer:
+        return torch.optim.SGD(
+            model.parameters(),
+            lr=settings.lr,
+            momentum=settings.momentum,
+            weight_decay=settings.weight_decay,
+        )
+
+    def step(opt: torch.optim.Optimizer, batch: torch.Tensor) -> torch.Tensor:
+        batch = batch.to(device)
+        x = images.index_select(0, batch).contiguous(memory_format=memory)
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), labels.index_select(0, batch))
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def mean_loss(losses: list[torch.Tensor], phase: str, first_update: int) -> float:
+        values = torch.stack(losses).double().cpu().numpy()
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad) or not _finite(model):
+            at = first_update + (int(bad[0]) if len(bad) else len(values) - 1)
+            raise Diverged(phase, at)
+        return float(values.mean())
+
+    def task_updates(task: str) -> int:
+        return math.ceil(len(data.tasks[task]) / settings.batch_size)
+
+    common_updates = max(settings.checkpoints)
+    total = settings.epochs_per_task * (task_updates(order[0]) + task_updates(order[1]))
+    total += common_updates
+    progress = _Progress(total, log)
+    done = 0
+    opt = optimizer()
+    try:
+        for phase, task in (("phase1", order[0]), ("phase2", order[1])):
+            generator = torch.Generator().manual_seed(derive_seed(seed, order, phase))
+            started, epoch_losses = time.perf_counter(), []
+            for epoch in range(settings.epochs_per_task):
+                first = done + 1
+                losses = [
+                    step(opt, b) for b in _batches(data.tasks[task], settings.batch_size, generator)
+                ]
+                done += len(losses)
+                epoch_losses.append(mean_loss(losses, phase, first))
+                progress.maybe(done, f"{phase} task {task} epoch {epoch + 1}", epoch_losses[-1])
+            record.phases.append(
+                {
+                    "phase": phase,
+                    "task": task,
+                    "updates": done,
+                    "epoch_loss": epoch_losses,
+                    "seconds": time.perf_counter() - started,
+                }
+            )
+
+        if settings.optimizer_at_common == "reset":
+            opt = optimizer()
+        stream = _endless(data.tasks["C"], settings.batch_size, derive_seed(seed, order, "common"))
+        started, interval_loss, previous = time.perf_counter(), {}, 0
+        for checkpoint in settings.checkpoints:
+            losses = [step(opt, next(stream)) for _ in range(checkpoint - previous)]
+            if losses:
+                interval_loss[checkpoint] = mean_loss(losses, "common", previous + 1)
+            elif not _finite(model):
+                raise Diverged("common", checkpoint)
+            done += len(losses)
+            previous = checkpoint
+            model.eval()
+            on_checkpoint(checkpoint, model)
+            model.train()
+            record.checkpoints[checkpoint] = params_digest(model_state(model))
+            progress.maybe(
+                done,
+                f"common C {checkpoint}/{common_updates}",
+                interval_loss.get(checkpoint, float("nan")),
+                force=True,
+            )
+        record.phases.append(
+            {
+                "phase": "common",
+                "task": "C",
+                "updates": common_updates,
+                "interval_loss": interval_loss,
+                "seconds": time.perf_counter() - started,
+            }
+        )
+    except Diverged as stop:
+        record.status = "diverged"
+        record.diverged_at = {"phase": stop.phase, "update": stop.update}
+        log(f"diverged: {stop}")
+    return record
