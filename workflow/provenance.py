@@ -35,7 +35,7 @@ def _workflow_imports(source: Path) -> set[Path]:
         for name in names:
             if name.split(".")[0] != "workflow":
                 continue
-            candidate = REPO_ROOT.joinpath(*name.split("."))
+            candidate = REPO_ROOT.resolve().joinpath(*name.split("."))
             for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
                 if path.is_file():
                     found.add(path)

@@ -103,8 +103,9 @@ def normalize(images: np.ndarray, mean: float, std: float) -> torch.Tensor:
 
 
 def model_state(model: torch.nn.Module) -> dict[str, np.ndarray]:
+    """A copy of the weights as C-order numpy arrays (never a view of the live tensors)."""
     return {
-        name: value.detach().cpu().contiguous().numpy()
+        name: value.detach().cpu().contiguous().numpy().copy()
         for name, value in model.state_dict().items()
     }
 
@@ -196,7 +197,7 @@ def train_history(
     try:
         for phase, task in (("phase1", order[0]), ("phase2", order[1])):
             generator = torch.Generator().manual_seed(derive_seed(seed, order, phase))
-            started, epoch_losses = time.perf_counter(), []
+            started, epoch_losses, phase_start = time.perf_counter(), [], done
             for epoch in range(settings.epochs_per_task):
                 first = done + 1
                 losses = [
@@ -209,7 +210,7 @@ def train_history(
                 {
                     "phase": phase,
                     "task": task,
-                    "updates": done,
+                    "updates": done - phase_start,
                     "epoch_loss": epoch_losses,
                     "seconds": time.perf_counter() - started,
                 }

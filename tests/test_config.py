@@ -1,0 +1,235 @@
+"""Tests for workflow.config (validation) and workflow.provenance (code versions)."""
+
+from __future__ import annotations
+
+import copy
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow import provenance
+from workflow.config import ConfigError, validate_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(path: Path) -> dict:
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def _deep_merge(base: dict, override: dict) -> dict:
+    """Key-by-key override; lists and scalars are replaced (as the smoke config documents)."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+@pytest.fixture
+def config() -> dict:
+    return _load(ROOT / "config.yaml")
+
+
+# --------------------------------------------------------------------------- valid configs
+
+
+def test_default_config_is_valid(config) -> None:
+    assert validate_config(config) is None
+
+
+def test_smoke_config_is_valid(config) -> None:
+    smoke = _deep_merge(config, _load(ROOT / "config" / "smoke.yaml"))
+    assert smoke["training"]["checkpoints"] == [0, 25, 50, 100, 200]
+    assert smoke["training"]["lr"] == config["training"]["lr"]
+    assert validate_config(smoke) is None
+
+
+# --------------------------------------------------------------------------- invalid configs
+
+
+def _set(config: dict, dotted: str, value) -> dict:
+    *parents, last = dotted.split(".")
+    node = config
+    for part in parents:
+        node = node[part]
+    node[last] = value
+    return config
+
+
+INVALID = [
+    ("training.lr", -0.1, "training.lr"),
+    ("training.lr", 0, "training.lr"),
+    ("model.activation", "gelu", "model.activation"),
+    ("studies.main.seeds", [], "studies.main.seeds"),
+    ("studies.main.seeds", [101, 202, 101], "studies.main.seeds"),
+    ("statistics.common_endpoint", 123, "statistics.common_endpoint"),
+    ("training.checkpoints", [0, 500, 250], "training.checkpoints"),
+    ("tasks.class_split.A", [0, 1, 2, 3, 4, 5], "tasks.class_split"),
+    ("training.optimizer_at_common", "keep", "training.optimizer_at_common"),
+    ("training.batch_size", 12.5, "training.batch_size"),
+    ("model.conv_channels", [32], "model.conv_channels"),
+]
+
+
+@pytest.mark.parametrize(("dotted", "value", "named"), INVALID, ids=[i[0] for i in INVALID])
+def test_invalid_value_is_named(config, dotted: str, value, named: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate_config(_set(config, dotted, value))
+    assert re.search(rf"config key {re.escape(named)}\b", str(error.value)), str(error.value)
+
+
+def test_duplicate_seeds_are_listed(config) -> None:
+    config["studies"]["main"]["seeds"] = [1, 2, 2, 3, 3]
+    with pytest.raises(ConfigError, match=r"studies\.main\.seeds: duplicate seeds \[2, 3\]"):
+        validate_config(config)
+
+
+def test_unknown_top_level_key(config) -> None:
+    config["extras"] = {"anything": 1}
+    with pytest.raises(ConfigError, match="extras"):
+        validate_config(config)
+
+
+def test_unknown_nested_key(config) -> None:
+    config["training"]["learning_rate"] = 0.1
+    with pytest.raises(ConfigError, match=r"training.*learning_rate"):
+        validate_config(config)
+
+
+def test_missing_key(config) -> None:
+    del config["matching"]["min_accuracy_pct"]
+    with pytest.raises(ConfigError, match="min_accuracy_pct"):
+        validate_config(config)
+
+
+def test_every_problem_is_reported(config) -> None:
+    config["training"]["lr"] = -1
+    config["model"]["activation"] = "tanh"
+    with pytest.raises(ConfigError) as error:
+        validate_config(config)
+    assert "training.lr" in str(error.value)
+    assert "model.activation" in str(error.value)
+
+
+def test_config_error_is_value_error() -> None:
+    assert issubclass(ConfigError, ValueError)
+
+
+def test_validation_does_not_mutate(config) -> None:
+    before = copy.deepcopy(config)
+    validate_config(config)
+    assert config == before
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+SCRIPTS = ROOT / "workflow" / "scripts"
+
+
+def _relative(paths) -> set[str]:
+    return {Path(p).resolve().relative_to(ROOT).as_posix() for p in paths}
+
+
+def test_library_files_of_compare_pair() -> None:
+    files = _relative(provenance.library_files(SCRIPTS / "compare_pair.py"))
+    assert {
+        "workflow/scripts/compare_pair.py",
+        "workflow/compare.py",
+        "workflow/cka.py",  # reached only transitively, through workflow.compare
+        "workflow/artifacts.py",
+        "workflow/schemas/config.schema.yaml",
+    } <= files
+    assert "workflow/train.py" not in files
+    assert "workflow/model.py" not in files
+
+
+def test_library_files_of_train_history() -> None:
+    files = _relative(provenance.library_files(SCRIPTS / "train_history.py"))
+    assert {
+        "workflow/scripts/train_history.py",
+        "workflow/train.py",
+        "workflow/model.py",
+        "workflow/tasks.py",
+        "workflow/artifacts.py",
+    } <= files
+    assert "workflow/cka.py" not in files
+    assert "workflow/compare.py" not in files
+
+
+def test_code_version_is_stable_hex() -> None:
+    version = provenance.code_version(SCRIPTS / "compare_pair.py")
+    assert re.fullmatch(r"[0-9a-f]{16}", version)
+    assert version == provenance.code_version(SCRIPTS / "compare_pair.py")
+    assert version != provenance.code_version(SCRIPTS / "train_history.py")
+
+
+@pytest.fixture
+def repo_copy(tmp_path, monkeypatch) -> Path:
+    """A copy of the workflow package with provenance pointed at it."""
+    shutil.copytree(
+        ROOT / "workflow",
+        tmp_path / "workflow",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    monkeypatch.setattr(provenance, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(provenance, "PACKAGE_ROOT", tmp_path / "workflow")
+    provenance.library_files.cache_clear()
+    yield tmp_path
+    provenance.library_files.cache_clear()
+
+
+def test_code_version_independent_of_checkout_location(repo_copy) -> None:
+    copied = provenance.code_version(repo_copy / "workflow" / "scripts" / "compare_pair.py")
+    provenance.library_files.cache_clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(provenance, "REPO_ROOT", ROOT)
+        patch.setattr(provenance, "PACKAGE_ROOT", ROOT / "workflow")
+        original = provenance.code_version(SCRIPTS / "compare_pair.py")
+    assert copied == original
+
+
+def test_code_version_follows_imported_modules(repo_copy) -> None:
+    compare_pair = repo_copy / "workflow" / "scripts" / "compare_pair.py"
+    train_history = repo_copy / "workflow" / "scripts" / "train_history.py"
+    before = provenance.code_version(compare_pair), provenance.code_version(train_history)
+
+    cka = repo_copy / "workflow" / "cka.py"
+    cka.write_text(cka.read_text() + "\n# a change to the CKA module\n")
+    after_cka = provenance.code_version(compare_pair), provenance.code_version(train_history)
+    assert after_cka[0] != before[0]
+    assert after_cka[1] == before[1]
+
+    train = repo_copy / "workflow" / "train.py"
+    train.write_text(train.read_text() + "\n# a change to training\n")
+    after_train = provenance.code_version(compare_pair), provenance.code_version(train_history)
+    assert after_train[0] == after_cka[0]
+    assert after_train[1] != after_cka[1]
+
+    schema = repo_copy / "workflow" / "schemas" / "config.schema.yaml"
+    schema.write_text(schema.read_text() + "\n# a change to the schema\n")
+    assert provenance.code_version(compare_pair) != after_train[0]
+
+
+def test_code_version_through_symlinked_checkout(tmp_path, monkeypatch) -> None:
+    real = tmp_path / "real"
+    shutil.copytree(
+        ROOT / "workflow", real / "workflow", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    monkeypatch.setattr(provenance, "REPO_ROOT", link)
+    monkeypatch.setattr(provenance, "PACKAGE_ROOT", link / "workflow")
+    provenance.library_files.cache_clear()
+    try:
+        version = provenance.code_version(link / "workflow" / "scripts" / "compare_pair.py")
+    finally:
+        provenance.library_files.cache_clear()
+    assert re.fullmatch(r"[0-9a-f]{16}", version)

@@ -1,0 +1,355 @@
+"""Tests for workflow.train: the input transform, determinism, batching, divergence, optimizer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from torchvision import transforms
+
+from workflow.artifacts import params_digest
+from workflow.model import ModelSpec, build_model
+from workflow.tasks import derive_seed, first_per_digit
+from workflow.train import (
+    TrainingData,
+    TrainSettings,
+    configure_torch,
+    model_state,
+    normalize,
+    train_history,
+)
+
+MEAN, STD = 0.1307, 0.3081
+CHECKPOINTS = (0, 5, 10)
+
+SETTINGS = TrainSettings(
+    epochs_per_task=1,
+    batch_size=32,
+    lr=0.05,
+    momentum=0.9,
+    weight_decay=0.0,
+    optimizer_at_common="reset",
+    checkpoints=CHECKPOINTS,
+    torch_threads=1,
+    device="cpu",
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _deterministic_torch():
+    previous = (
+        torch.get_num_threads(),
+        torch.are_deterministic_algorithms_enabled(),
+        torch.utils.deterministic.fill_uninitialized_memory,
+    )
+    configure_torch(1)
+    yield
+    torch.set_num_threads(previous[0])
+    torch.use_deterministic_algorithms(previous[1])
+    torch.utils.deterministic.fill_uninitialized_memory = previous[2]
+
+
+# --------------------------------------------------------------------------- normalize
+
+
+def _reference_transform() -> transforms.Compose:
+    return transforms.Compose([transforms.ToTensor(), transforms.Normalize((MEAN,), (STD,))])
+
+
+def _uint8_images(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+    # Make sure every pixel value 0..255 occurs at least once.
+    images[0].reshape(-1)[:256] = np.arange(256, dtype=np.uint8)
+    return images
+
+
+def test_normalize_matches_torchvision_bitwise() -> None:
+    images = _uint8_images(5, seed=0)
+    reference = _reference_transform()
+    expected = torch.stack([reference(Image.fromarray(img)) for img in images])
+    got = normalize(images, MEAN, STD)
+    assert got.dtype == torch.float32
+    assert got.shape == (5, 1, 28, 28)
+    assert torch.equal(got, expected)
+
+
+def test_normalize_matches_torchvision_mode_l_and_strided_input() -> None:
+    images = _uint8_images(8, seed=1)
+    reference = _reference_transform()
+    pil = [Image.fromarray(img).convert("L") for img in images]
+    assert all(p.mode == "L" for p in pil)
+    expected = torch.stack([reference(p) for p in pil])
+    # A non-contiguous view of the same images (every other image) must give the same bits.
+    assert torch.equal(normalize(images[::2], MEAN, STD), expected[::2])
+    assert torch.equal(normalize(images, MEAN, STD), expected)
+
+
+def test_normalize_formula_values() -> None:
+    images = np.array([[[0, 255] + [0] * 26] + [[0] * 28] * 27], dtype=np.uint8)
+    x = normalize(images, MEAN, STD)
+    np.testing.assert_allclose(float(x[0, 0, 0, 0]), -MEAN / STD, rtol=1e-6)
+    np.testing.assert_allclose(float(x[0, 0, 0, 1]), (1 - MEAN) / STD, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- training helpers
+
+
+def _training_data(n: int = 256, seed: int = 0) -> TrainingData:
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.arange(n) % 10)
+    images = normalize(rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8), MEAN, STD)
+    idx = np.arange(n)
+    tasks = {
+        "A": torch.from_numpy(idx[labels < 5]),
+        "B": torch.from_numpy(idx[labels >= 5]),
+        "C": torch.from_numpy(first_per_digit(labels, 5)),
+    }
+    return TrainingData(images, torch.from_numpy(labels).long(), tasks)
+
+
+DATA = _training_data()
+
+
+@dataclasses.dataclass
+class Run:
+    record: object
+    states: dict[int, dict[str, np.ndarray]]
+    calls: list[int]
+    modes: list[bool]
+
+
+def _train(
+    order: str = "ABC",
+    seed: int = 1,
+    data: TrainingData = DATA,
+    model: torch.nn.Module | None = None,
+    **overrides,
+) -> Run:
+    settings = dataclasses.replace(SETTINGS, **overrides)
+    if model is None:
+        model = build_model(seed, ModelSpec())
+    run = Run(None, {}, [], [])
+
+    def on_checkpoint(checkpoint: int, net: torch.nn.Module) -> None:
+        run.calls.append(checkpoint)
+        run.modes.append(net.training)
+        # model_state() may alias the live parameters: copy to keep a snapshot.
+        run.states[checkpoint] = {k: v.copy() for k, v in model_state(net).items()}
+
+    run.record = train_history(
+        model, data, order, seed, settings, on_checkpoint, log=lambda _: None
+    )
+    return run
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, Run]:
+    return {
+        "ABC1": _train("ABC", 1),
+        "ABC1_again": _train("ABC", 1),
+        "BAC1": _train("BAC", 1),
+        "ABC2": _train("ABC", 2),
+        "ABC1_preserve": _train("ABC", 1, optimizer_at_common="preserve"),
+    }
+
+
+def _states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+# --------------------------------------------------------------------------- training tests
+
+
+def test_run_completes_and_records(runs: dict[str, Run]) -> None:
+    record = runs["ABC1"].record
+    assert record.status == "ok"
+    assert record.diverged_at is None
+    assert list(record.checkpoints) == list(CHECKPOINTS)
+    assert [p["phase"] for p in record.phases] == ["phase1", "phase2", "common"]
+    assert [p["task"] for p in record.phases] == ["A", "B", "C"]
+    assert record.phases[2]["updates"] == max(CHECKPOINTS)
+    assert set(record.phases[2]["interval_loss"]) == {5, 10}
+    assert all(np.isfinite(v) for v in record.phases[2]["interval_loss"].values())
+
+
+def test_same_process_reruns_are_bit_identical(runs: dict[str, Run]) -> None:
+    first, second = runs["ABC1"], runs["ABC1_again"]
+    assert first.record.init_digest == second.record.init_digest
+    assert first.record.checkpoints == second.record.checkpoints
+    for checkpoint in CHECKPOINTS:
+        a, b = first.states[checkpoint], second.states[checkpoint]
+        assert _states_equal(a, b), checkpoint
+        assert params_digest(a) == params_digest(b)
+    assert first.record.phases[0]["epoch_loss"] == second.record.phases[0]["epoch_loss"]
+
+
+def test_checkpoint_digests_match_states_handed_out(runs: dict[str, Run]) -> None:
+    run = runs["ABC1"]
+    for checkpoint in CHECKPOINTS:
+        assert run.record.checkpoints[checkpoint] == params_digest(run.states[checkpoint])
+    # Training actually changes the weights between checkpoints.
+    assert len(set(run.record.checkpoints.values())) == len(CHECKPOINTS)
+
+
+def test_checkpoint_states_are_c_order_float32(runs: dict[str, Run]) -> None:
+    state = runs["ABC1"].states[0]
+    assert list(state) == [
+        "conv1.weight",
+        "conv1.bias",
+        "conv2.weight",
+        "conv2.bias",
+        "fc1.weight",
+        "fc1.bias",
+        "fc2.weight",
+        "fc2.bias",
+    ]
+    for name, value in state.items():
+        assert value.dtype == np.float32, name
+        assert value.flags["C_CONTIGUOUS"], name
+    assert state["conv1.weight"].shape == (32, 1, 3, 3)
+
+
+def test_orders_share_init_but_end_different(runs: dict[str, Run]) -> None:
+    abc, bac = runs["ABC1"], runs["BAC1"]
+    assert abc.record.init_digest == bac.record.init_digest
+    assert abc.record.init_digest == params_digest(model_state(build_model(1, ModelSpec())))
+    assert [p["task"] for p in bac.record.phases] == ["B", "A", "C"]
+    for checkpoint in CHECKPOINTS:
+        assert not _states_equal(abc.states[checkpoint], bac.states[checkpoint])
+        assert abc.record.checkpoints[checkpoint] != bac.record.checkpoints[checkpoint]
+
+
+def test_different_seeds_have_different_init(runs: dict[str, Run]) -> None:
+    assert runs["ABC1"].record.init_digest != runs["ABC2"].record.init_digest
+    assert runs["ABC1"].record.checkpoints[10] != runs["ABC2"].record.checkpoints[10]
+
+
+def test_on_checkpoint_called_once_per_checkpoint_in_order(runs: dict[str, Run]) -> None:
+    for run in runs.values():
+        assert run.calls == list(CHECKPOINTS)
+        # Checkpoints are handed over in eval mode (dumps must not see train-mode behaviour).
+        assert run.modes == [False] * len(CHECKPOINTS)
+
+
+def test_optimizer_preserve_vs_reset(runs: dict[str, Run]) -> None:
+    reset, preserve = runs["ABC1"], runs["ABC1_preserve"]
+    assert preserve.record.status == "ok"
+    # Identical up to the start of C: the optimizer choice only matters once C updates run.
+    assert _states_equal(reset.states[0], preserve.states[0])
+    assert reset.record.checkpoints[0] == preserve.record.checkpoints[0]
+    for checkpoint in (5, 10):
+        assert not _states_equal(reset.states[checkpoint], preserve.states[checkpoint])
+
+
+def test_unknown_task_order_fails_loudly() -> None:
+    with pytest.raises(KeyError):
+        _train("XYC", 1)
+
+
+def test_last_partial_batch_is_kept() -> None:
+    base = DATA
+    a = base.tasks["A"][:70]
+    b = base.tasks["B"][:40]
+    data = TrainingData(base.images, base.labels, {"A": a, "B": b, "C": base.tasks["C"]})
+    model = build_model(3, ModelSpec())
+    sizes: list[int] = []
+    model.register_forward_pre_hook(lambda _m, args: sizes.append(args[0].shape[0]))
+    run = _train("ABC", 3, data=data, model=model, epochs_per_task=2, checkpoints=(0, 3))
+    record = run.record
+    assert record.status == "ok"
+    # 70 images at batch 32 -> 3 updates per epoch (32, 32, 6); 40 -> 2 updates (32, 8).
+    phase1 = record.phases[0]["updates"]
+    assert phase1 == 2 * 3
+    assert record.phases[1]["updates"] == 2 * 2
+    assert len(record.phases[0]["epoch_loss"]) == 2
+    assert sizes[:10] == [32, 32, 6, 32, 32, 6, 32, 8, 32, 8]
+    # C: 50 images -> 32, 18, then the reshuffled stream starts again.
+    assert sizes[10:] == [32, 18, 32]
+
+
+def test_each_task_epoch_sees_every_task_image_once() -> None:
+    model = build_model(4, ModelSpec())
+    seen: list[torch.Tensor] = []
+
+    def hook(_module, args):
+        seen.append(args[0].detach().clone())
+
+    model.register_forward_pre_hook(hook)
+    _train("ABC", 4, model=model, checkpoints=(0,))
+    n_a, n_b = len(DATA.tasks["A"]), len(DATA.tasks["B"])
+    batches_a = -(-n_a // 32)
+    phase1 = torch.cat(seen[:batches_a])
+    phase2 = torch.cat(seen[batches_a:])
+    assert phase1.shape[0] == n_a and phase2.shape[0] == n_b
+
+    def rows(x: torch.Tensor) -> set[bytes]:
+        return {r.numpy().tobytes() for r in x.reshape(x.shape[0], -1)}
+
+    assert rows(phase1) == rows(DATA.images[DATA.tasks["A"]])
+    assert rows(phase2) == rows(DATA.images[DATA.tasks["B"]])
+
+
+def test_data_order_follows_documented_seed_rule() -> None:
+    """Phase shuffles come from derive_seed(seed, order, phase); C from (seed, order, common)."""
+    model = build_model(4, ModelSpec())
+    seen: list[torch.Tensor] = []
+    model.register_forward_pre_hook(lambda _m, args: seen.append(args[0].detach().clone()))
+    _train("BAC", 4, model=model, checkpoints=(0, 3))
+    expected = []
+    for phase, task in (("phase1", "B"), ("phase2", "A")):
+        generator = torch.Generator().manual_seed(derive_seed(4, "BAC", phase))
+        indices = DATA.tasks[task]
+        expected += list(indices[torch.randperm(len(indices), generator=generator)].split(32))
+    generator = torch.Generator().manual_seed(derive_seed(4, "BAC", "common"))
+    c = DATA.tasks["C"]
+    c_batches = list(c[torch.randperm(len(c), generator=generator)].split(32))
+    perm2 = torch.randperm(len(c), generator=generator)  # reshuffled when exhausted
+    expected += c_batches + [c[perm2][:32]]
+    assert len(seen) == len(expected)
+    for got, batch in zip(seen, expected, strict=True):
+        assert torch.equal(got, DATA.images[batch])
+
+
+def test_huge_learning_rate_is_recorded_as_diverged() -> None:
+    run = _train("ABC", 5, lr=1e6)
+    record = run.record
+    assert record.status == "diverged"
+    assert set(record.diverged_at) == {"phase", "update"}
+    assert record.diverged_at["phase"] in ("phase1", "phase2", "common")
+    assert isinstance(record.diverged_at["update"], int)
+    assert record.diverged_at["update"] >= 1
+    if record.diverged_at["phase"] != "common":
+        assert run.calls == []
+        assert record.checkpoints == {}
+
+
+def test_nan_weights_diverge_at_first_update() -> None:
+    model = build_model(6, ModelSpec())
+    with torch.no_grad():
+        model.conv1.weight[0, 0, 0, 0] = float("nan")
+    run = _train("ABC", 6, model=model)
+    assert run.record.status == "diverged"
+    assert run.record.diverged_at == {"phase": "phase1", "update": 1}
+    assert run.calls == []
+
+
+def test_train_settings_from_config() -> None:
+    settings = TrainSettings.from_config(
+        {
+            "epochs_per_task": 1,
+            "batch_size": 32,
+            "lr": 0.05,
+            "momentum": 0.9,
+            "weight_decay": 0.0,
+            "optimizer_at_common": "reset",
+            "checkpoints": [0, 5, 10],
+            "torch_threads": 1,
+            "device": "cpu",
+        }
+    )
+    assert settings == SETTINGS
+    assert isinstance(settings.checkpoints, tuple)
