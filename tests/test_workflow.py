@@ -21,7 +21,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-COPIED = ("Snakefile", "config.yaml", "config", "rules", "workflow")
+COPIED = ("Snakefile", "config.yaml", "config", "envs", "rules", "workflow")
 
 pytestmark = pytest.mark.workflow
 
