@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: smoke test lint
+.PHONY: smoke test lint report
 
 $(VENV)/installed: envs/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,10 +14,17 @@ $(VENV)/installed: envs/requirements.txt
 
 smoke: $(VENV)/installed
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml
-	@echo "Results: results/summary/main.csv and results/tables/main_per_seed.csv"
+	$(BIN)/snakemake --configfile config/smoke.yaml --report results/report.html
+	@echo "Results: results/summary/*.csv (one per study), results/tables/, results/figures/,"
+	@echo "and all of them with captions in results/report.html"
+
+report: $(VENV)/installed
+	$(BIN)/snakemake --report results/report.html
 
 lint: $(VENV)/installed
-	$(BIN)/ruff check workflow tests
+	$(BIN)/ruff check workflow tests benchmarks
+	$(BIN)/ruff format --check workflow tests benchmarks
+	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint --configfile config/smoke.yaml
 
 test: $(VENV)/installed lint

@@ -10,15 +10,46 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    protocol="class_split|rotated",
+    act="relu|leaky_relu",
+    lr=r"[0-9.e-]+",
+    optim="reset|preserve",
+    stream=r"\d+",
+    seed=r"\d+",
+    order="ABC|BAC",
+    view="|".join(PAIR_VIEWS),
+
+
 include: "rules/data.smk"
 include: "rules/train.smk"
 include: "rules/dump.smk"
 include: "rules/compare.smk"
 include: "rules/summarize.smk"
+include: "rules/activation.smk"
+include: "rules/probes.smk"
+include: "rules/figures.smk"
+
+
+SUMMARIES = [
+    "main",
+    "pilot",
+    "long",
+    "probes",
+    "activation",
+    "lr_search",
+    "rotated",
+    "noise_floor",
+]
 
 
 rule all:
     input:
-        expand("results/summary/{study}.csv", study=STUDIES),
-        expand("results/tables/{study}_per_seed.csv", study=STUDIES),
+        expand("results/summary/{study}.csv", study=SUMMARIES),
+        expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),

@@ -1,4 +1,5 @@
-# Helpers shared by the rules: config validation, config slices, code versions.
+# Helpers shared by the rules: validation, run identities, study -> run mapping, config slices.
+import json
 from pathlib import Path
 
 from workflow.config import validate_config
@@ -7,15 +8,19 @@ from workflow.provenance import code_version
 # Stops before any job, naming the offending key.
 validate_config(config)
 
-STUDIES = ["main"]
-CHECKPOINTS = config["training"]["checkpoints"]
+STUDIES = config["studies"]
+ACTIVATION = STUDIES["activation"]
 
-
-wildcard_constraints:
-    study="|".join(STUDIES),
-    seed=r"\d+",
-    order="ABC|BAC",
-    update=r"\d+",
+ORDERS = ["ABC", "BAC"]
+SEGMENTS = {
+    "base": config["training"]["checkpoints"],
+    "extended": config["training"]["extended_checkpoints"],
+}
+# A run's identity as a path; results/, logs/ and benchmarks/ mirror it.
+GROUP_ID = "runs/protocol~{protocol}/act~{act}/lr~{lr}/optim~{optim}/stream~{stream}"
+RUN_ID = f"{GROUP_ID}/seed~{{seed}}/order~{{order}}"
+GROUP = f"results/{GROUP_ID}"
+RUN = f"results/{RUN_ID}"
 
 
 def adapter(name):
@@ -28,50 +33,156 @@ def code(name):
     return code_version(Path(workflow.basedir) / "workflow" / "scripts" / f"{name}.py")
 
 
-def study(wildcards):
-    return config["studies"][wildcards.study]
+def lr_text(lr):
+    """The learning rate as it appears in paths (0.05 -> "0.05")."""
+    return f"{float(lr):g}"
 
 
-def run_paths(wildcards, kind, order=None):
-    """Every checkpoint ("checkpoints") or dump ("dumps") of one history."""
-    order = order or wildcards.order
-    suffix = {"checkpoints": "npz", "dumps": "parquet"}[kind]
+def group(**changes):
+    """The main protocol's run group, with the given identity fields changed."""
+    base = {
+        "protocol": "class_split",
+        "act": config["model"]["activation"],
+        "lr": lr_text(config["training"]["lr"]),
+        "optim": config["training"]["optimizer_at_common"],
+        "stream": 0,
+    }
+    return {**base, **changes}
+
+
+def comparisons(run_group, seeds, segment, against_stream=None, order=None):
+    """Comparison CSVs: ABC vs BAC, or (``against_stream``) one order vs stream 0."""
+    if against_stream is None:
+        pattern = f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{{segment}}.csv"
+        return expand(pattern, **run_group, seed=seeds, segment=segment)
+    pattern = f"{GROUP}/seed~{{seed}}/order~{{order}}/vs_stream~0/{{segment}}.csv"
     return expand(
-        "results/{study}/seed~{seed}/order~{order}/{kind}/update~{update}.{suffix}",
-        study=wildcards.study,
-        seed=wildcards.seed,
+        pattern,
+        **{**run_group, "stream": against_stream},
+        seed=seeds,
         order=order,
-        kind=kind,
-        update=CHECKPOINTS,
-        suffix=suffix,
-    )
-
-
-def pair_paths(kind, order):
-    return lambda wildcards: run_paths(wildcards, kind, order)
-
-
-def seed_paths(pattern):
-    """``pattern`` for every seed of the study."""
-    return lambda wildcards: expand(
-        pattern, study=wildcards.study, seed=study(wildcards)["seeds"]
+        segment=segment,
     )
 
 
 def sorted_keys(value):
     """Params are compared as text: sort keys so YAML key order never triggers a rerun."""
     if isinstance(value, dict):
-        return {key: sorted_keys(value[key]) for key in sorted(value)}
+        return {str(key): sorted_keys(value[key]) for key in sorted(value, key=str)}
     if isinstance(value, list):
         return [sorted_keys(item) for item in value]
     return value
 
 
-def slice_config(*keys):
-    """The part of the config a rule depends on, as a nested dict of the named dotted keys."""
+def slice_config(*keys, drop=()):
+    """The part of the config a job depends on (the named dotted keys, minus ``drop``)."""
     out = {}
     for key in keys:
         head, _, tail = key.partition(".")
         value = config[head][tail] if tail else config[head]
         out.setdefault(head, {}).update({tail: value} if tail else value)
+    for key in drop:
+        head, _, tail = key.partition(".")
+        out[head].pop(tail, None)
     return sorted_keys(out)
+
+
+def read_json(path):
+    return json.loads(Path(path).read_text())
+
+
+STUDIES = config["studies"]
+STATISTICS = slice_config("statistics")
+SUMMARY = "results/summary/{study}.csv"
+PER_SEED = "results/tables/{study}_per_seed.csv"
+PAIR_VIEWS = {
+    "main": (group(), STUDIES["main"]["seeds"]),
+    "rotated": (group(protocol="rotated"), STUDIES["rotated"]["seeds"]),
+    **{
+        f"pilot_{policy}": (group(optim=policy), STUDIES["pilot"]["seeds"])
+        for policy in STUDIES["pilot"]["policies"]
+    },
+}
+
+
+def run_files(kind, updates, **fixed):
+    """Checkpoints or dumps of one run segment; ``fixed`` pins wildcards of the pattern."""
+    suffix = {"checkpoints": "npz", "dumps": "parquet"}[kind]
+    pattern = f"{RUN}/{kind}/update~{{update}}.{suffix}"
+    return lambda w: expand(pattern, **{**dict(w), **fixed}, update=updates)
+
+
+def run_record(segment, **fixed):
+    name = "run.json" if segment == "base" else "extension.json"
+    return lambda w: expand(f"{RUN}/{name}", **{**dict(w), **fixed})
+
+
+def identity(wildcards, **fixed):
+    run = {**dict(wildcards), **fixed}
+    return {
+        "protocol": run["protocol"],
+        "act": run["act"],
+        "lr": float(run["lr"]),
+        "optim": run["optim"],
+        "stream": int(run["stream"]),
+        "seed": int(run["seed"]),
+        "order": run["order"],
+    }
+
+
+def view_comparisons(wildcards):
+    run_group, seeds = PAIR_VIEWS[wildcards.view]
+    return comparisons(run_group, seeds, "base")
+
+
+def tried_candidates(wildcards):
+    """Verdicts of the candidates tried so far: stop at the first stable one."""
+    if ACTIVATION["lr"] is not None:
+        return []
+    verdicts = []
+    for lr in sorted(ACTIVATION["candidates"], reverse=True):
+        verdict = checkpoints.check_stability.get(lr=lr_text(lr)).output.verdict
+        verdicts.append(verdict)
+        if read_json(verdict)["all_finite"]:
+            break
+    return verdicts
+
+
+def selected_lr():
+    selection = checkpoints.select_learning_rate.get().output.selection
+    return read_json(selection)["lr"]
+
+
+def activation_comparisons(wildcards):
+    lr = selected_lr()
+    if lr is None:
+        return {}
+    return {
+        f"{act}_{segment}": comparisons(
+            group(act=act, lr=lr_text(lr)), ACTIVATION["seeds"], segment
+        )
+        for act in ("relu", "leaky_relu")
+        for segment in SEGMENTS
+    }
+
+
+def activation_checkpoints(wildcards):
+    lr = selected_lr()
+    if lr is None:
+        return []
+    updates = [*SEGMENTS["base"], *SEGMENTS["extended"]]
+    return expand(
+        f"{RUN}/checkpoints/update~{{update}}.npz",
+        **group(lr=lr_text(lr)) | {"act": ["relu", "leaky_relu"]},
+        seed=ACTIVATION["seeds"],
+        order=ORDERS,
+        update=updates,
+    )
+
+
+def figure_rule_output(name):
+    return multiext(f"results/figures/{name}", ".png", ".pdf")
+
+
+def pair_comparisons(run_group, seeds):
+    return comparisons(run_group, seeds, "base")

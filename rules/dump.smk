@@ -1,32 +1,47 @@
-rule dump_representations:
-    input:
-        mnist=rules.prepare_mnist.output.npz,
-        checkpoints=lambda wildcards: run_paths(wildcards, "checkpoints"),
-    output:
-        dumps=expand(
-            "results/{{study}}/seed~{{seed}}/order~{{order}}/dumps/update~{update}.parquet",
-            update=CHECKPOINTS,
-        ),
-    log:
-        "logs/{study}/seed~{seed}/order~{order}/dump_representations.log",
-    benchmark:
-        "benchmarks/{study}/seed~{seed}/order~{order}/dump_representations.tsv"
-    conda:
-        "../envs/histres.yaml"
-    threads: config["training"]["torch_threads"]
-    resources:
-        mem_mb=3000,
-    params:
-        config=slice_config(
-            "data.digests",
-            "data.normalize",
-            "data.subset",
-            "tasks.probe_per_digit",
-            "model",
-            "training.torch_threads",
-            "training.device",
-            "evaluation",
-        ),
-        code=code("dump_representations"),
-    script:
-        adapter("dump_representations")
+# One dump job per run segment writes one Parquet file per checkpoint (a process per
+# checkpoint would pay the torch import each time).
+
+for segment, updates in SEGMENTS.items():
+
+    rule:
+        name:
+            "dump_representations"
+            if segment == "base"
+            else f"dump_{segment}_representations"
+        input:
+            mnist=rules.prepare_mnist.output.npz,
+            checkpoints=expand(
+                f"{RUN}/checkpoints/update~{{update}}.npz",
+                update=updates,
+                allow_missing=True,
+            ),
+        output:
+            dumps=expand(
+                f"{RUN}/dumps/update~{{update}}.parquet",
+                update=updates,
+                allow_missing=True,
+            ),
+        log:
+            f"logs/{RUN_ID}/dump_{segment}_representations.log",
+        benchmark:
+            f"benchmarks/{RUN_ID}/dump_{segment}_representations.tsv"
+        conda:
+            "../envs/histres.yaml"
+        threads: config["training"]["torch_threads"]
+        resources:
+            mem_mb=3000,
+        params:
+            config=slice_config(
+                "data.digests",
+                "data.normalize",
+                "data.subset",
+                "tasks.probe_per_digit",
+                "model",
+                "training.torch_threads",
+                "training.device",
+                "evaluation",
+                drop=("model.activation",),
+            ),
+            code=code("dump_representations"),
+        script:
+            adapter("dump_representations")

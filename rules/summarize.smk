@@ -1,17 +1,123 @@
-rule summarize_study:
+# Matching and statistics, torch-free. "Pair views" (main, rotated, each pilot policy) share
+# one matching and summary rule; the other studies have a summary rule each.
+
+
+
+rule select_matches:
     input:
-        comparisons=seed_paths("results/{study}/seed~{seed}/comparison.csv"),
-        matches=rules.select_matches.output.matches,
+        comparisons=view_comparisons,
     output:
-        summary="results/summary/{study}.csv",
-        per_seed="results/tables/{study}_per_seed.csv",
-        provenance="results/summary/{study}.provenance.json",
+        matches="results/{view}/matches.csv",
     log:
-        "logs/{study}/summarize_study.log",
+        "logs/{view}/select_matches.log",
     conda:
         "../envs/histres.yaml"
     params:
-        config=slice_config("statistics"),
-        code=code("summarize_study"),
+        config=slice_config("matching"),
+        code=code("select_matches"),
     script:
-        adapter("summarize_study")
+        adapter("select_matches")
+
+
+rule summarize_pairs:
+    input:
+        comparisons=view_comparisons,
+        matches=rules.select_matches.output.matches,
+    output:
+        summary=report(
+            "results/summary/{view}.csv",
+            caption="../workflow/report/summary.rst",
+            category="Summaries",
+        ),
+        per_seed="results/tables/{view}_per_seed.csv",
+        provenance="results/summary/{view}.provenance.json",
+    log:
+        "logs/{view}/summarize_pairs.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=STATISTICS,
+        code=code("summarize_pairs"),
+    script:
+        adapter("summarize_pairs")
+
+
+rule summarize_pilot:
+    input:
+        per_seed=expand(
+            "results/tables/pilot_{policy}_per_seed.csv",
+            policy=STUDIES["pilot"]["policies"],
+        ),
+    output:
+        summary=report(
+            expand(SUMMARY, study="pilot"),
+            caption="../workflow/report/pilot.rst",
+            category="Summaries",
+        ),
+    log:
+        "logs/pilot/summarize_pilot.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=STATISTICS,
+        policies=STUDIES["pilot"]["policies"],
+        code=code("summarize_pilot"),
+    script:
+        adapter("summarize_pilot")
+
+
+rule summarize_long:
+    input:
+        base=comparisons(group(), STUDIES["long"]["seeds"], "base"),
+        extended=comparisons(group(), STUDIES["long"]["seeds"], "extended"),
+    output:
+        summary=report(
+            expand(SUMMARY, study="long"),
+            caption="../workflow/report/long.rst",
+            category="Summaries",
+        ),
+    log:
+        "logs/long/summarize_long.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=STATISTICS,
+        updates=[SEGMENTS["base"][-1], *SEGMENTS["extended"]],
+        code=code("summarize_long"),
+    script:
+        adapter("summarize_long")
+
+
+rule summarize_noise_floor:
+    input:
+        orders=comparisons(group(), STUDIES["noise_floor"]["seeds"], "base"),
+        floor_ABC=comparisons(
+            group(),
+            STUDIES["noise_floor"]["seeds"],
+            "base",
+            against_stream=STUDIES["noise_floor"]["stream"],
+            order="ABC",
+        ),
+        floor_BAC=comparisons(
+            group(),
+            STUDIES["noise_floor"]["seeds"],
+            "base",
+            against_stream=STUDIES["noise_floor"]["stream"],
+            order="BAC",
+        ),
+    output:
+        summary=report(
+            expand(SUMMARY, study="noise_floor"),
+            caption="../workflow/report/noise_floor.rst",
+            category="Summaries",
+        ),
+        per_seed=expand(PER_SEED, study="noise_floor"),
+    log:
+        "logs/noise_floor/summarize_noise_floor.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=slice_config("statistics", "matching"),
+        code=code("summarize_noise_floor"),
+    script:
+        adapter("summarize_noise_floor")

@@ -1,31 +1,95 @@
+# Training: one job per run for phases 1-2 and C to the last base checkpoint; long-horizon
+# runs continue from the resumable state that job leaves; the stability search's short traces.
+
+TRAINING_CONFIG = slice_config(
+    "data.digests",
+    "data.normalize",
+    "data.subset",
+    "tasks.class_split",
+    "tasks.common_per_digit",
+    "model",
+    "training",
+    # Set per run by its path (the run identity), never read from here.
+    drop=("model.activation", "training.lr", "training.optimizer_at_common"),
+)
+
+
 rule train_history:
     input:
         mnist=rules.prepare_mnist.output.npz,
     output:
         checkpoints=expand(
-            "results/{{study}}/seed~{{seed}}/order~{{order}}/checkpoints/update~{update}.npz",
-            update=CHECKPOINTS,
+            f"{RUN}/checkpoints/update~{{update}}.npz",
+            update=SEGMENTS["base"],
+            allow_missing=True,
         ),
-        record="results/{study}/seed~{seed}/order~{order}/run.json",
+        record=f"{RUN}/run.json",
+        state=f"{RUN}/state.pt",
     log:
-        "logs/{study}/seed~{seed}/order~{order}/train_history.log",
+        f"logs/{RUN_ID}/train_history.log",
     benchmark:
-        "benchmarks/{study}/seed~{seed}/order~{order}/train_history.tsv"
+        f"benchmarks/{RUN_ID}/train_history.tsv"
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
     params:
-        config=slice_config(
-            "data.digests",
-            "data.normalize",
-            "data.subset",
-            "tasks.class_split",
-            "tasks.common_per_digit",
-            "model",
-            "training",
-        ),
+        config=TRAINING_CONFIG,
+        segment="base",
+        updates=SEGMENTS["base"],
         code=code("train_history"),
     script:
         adapter("train_history")
+
+
+rule extend_history:
+    input:
+        mnist=rules.prepare_mnist.output.npz,
+        state=rules.train_history.output.state,
+    output:
+        checkpoints=expand(
+            f"{RUN}/checkpoints/update~{{update}}.npz",
+            update=SEGMENTS["extended"],
+            allow_missing=True,
+        ),
+        record=f"{RUN}/extension.json",
+    log:
+        f"logs/{RUN_ID}/extend_history.log",
+    benchmark:
+        f"benchmarks/{RUN_ID}/extend_history.tsv"
+    conda:
+        "../envs/histres.yaml"
+    threads: config["training"]["torch_threads"]
+    resources:
+        mem_mb=4000,
+    params:
+        config=TRAINING_CONFIG,
+        segment="extended",
+        updates=SEGMENTS["extended"],
+        code=code("train_history"),
+    script:
+        adapter("train_history")
+
+
+rule trace_stability:
+    input:
+        mnist=rules.prepare_mnist.output.npz,
+    output:
+        trace="results/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.json",
+    log:
+        "logs/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.log",
+    benchmark:
+        "benchmarks/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.tsv"
+    conda:
+        "../envs/histres.yaml"
+    threads: config["training"]["torch_threads"]
+    resources:
+        mem_mb=4000,
+    params:
+        config=TRAINING_CONFIG,
+        trace_updates=config["studies"]["activation"]["trace_updates"],
+        optim=config["training"]["optimizer_at_common"],
+        code=code("trace_stability"),
+    script:
+        adapter("trace_stability")

@@ -23,20 +23,69 @@ def imported_roots(path: Path) -> set[str]:
     return roots
 
 
+def workflow_modules(path: Path) -> set[str]:
+    """Workflow modules a script imports; ``from workflow import figures`` counts as
+    ``workflow.figures`` (importing the bare package would load nothing)."""
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "workflow":
+                modules |= {f"workflow.{alias.name}" for alias in node.names}
+            elif node.module.startswith("workflow."):
+                modules.add(node.module)
+        elif isinstance(node, ast.Import):
+            modules |= {a.name for a in node.names if a.name.startswith("workflow.")}
+    return modules
+
+
+def test_workflow_modules_resolves_package_imports():
+    assert "workflow.figures" in workflow_modules(PACKAGE / "scripts" / "plot_figure.py")
+
+
 @pytest.mark.parametrize("module", LIBRARY, ids=lambda p: p.name)
 def test_library_modules_never_import_snakemake(module):
     assert "snakemake" not in imported_roots(module)
 
 
-@pytest.mark.parametrize("adapter", ["compare_pair", "select_matches", "summarize_study"])
+TORCH_FREE_ADAPTERS = [
+    "compare_runs",
+    "select_matches",
+    "summarize_pairs",
+    "summarize_pilot",
+    "summarize_long",
+    "summarize_noise_floor",
+    "summarize_activation",
+    "summarize_probes",
+    "select_learning_rate",
+    "check_stability",
+    "plot_figure",
+]
+TORCH_ADAPTERS = [
+    "prepare_mnist",
+    "train_history",
+    "dump_representations",
+    "train_probes",
+    "trace_stability",
+]
+
+
+def test_every_adapter_is_classified():
+    """A new adapter must be listed as torch-free (and so tested below) or as needing torch."""
+    adapters = {p.stem for p in (PACKAGE / "scripts").glob("*.py")}
+    assert adapters == set(TORCH_FREE_ADAPTERS) | set(TORCH_ADAPTERS)
+
+
+@pytest.mark.parametrize("module", ["studies", "summary", "compare", "matching", "stats"])
+def test_torch_free_library_modules(module):
+    code = f"import sys\nimport workflow.{module}\nassert 'torch' not in sys.modules\n"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=PACKAGE.parent)
+
+
+@pytest.mark.parametrize("adapter", TORCH_FREE_ADAPTERS)
 def test_stages_after_the_dumps_run_without_torch(adapter):
     """Import everything the adapter imports, then check torch never got loaded."""
     path = PACKAGE / "scripts" / f"{adapter}.py"
-    modules = sorted(
-        node.module
-        for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("workflow")
-    )
+    modules = sorted(workflow_modules(path))
     assert modules, f"{adapter} imports no workflow module"
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules)
     code += "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if 'torch' in m)\n"

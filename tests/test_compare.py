@@ -86,6 +86,7 @@ def test_dump_schema_and_probe_nulls(dumps) -> None:
     assert table.num_rows == N_TEST
     assert table.column_names == [
         "image",
+        "angle",
         "label",
         "probe",
         "pred",
@@ -100,6 +101,9 @@ def test_dump_schema_and_probe_nulls(dumps) -> None:
     assert table.schema.field("conv2").type == pa.list_(pa.float32(), 64)
     assert table.schema.field("fc1").type == pa.list_(pa.float32(), 128)
     assert table.schema.field("prob").type == pa.list_(pa.float32(), 10)
+    assert table.schema.field("angle").type == pa.int16()
+    # Without angles (class split) every row is upright.
+    assert table.column("angle").to_pylist() == [0] * N_TEST
     assert table.schema == empty_table(layer_widths(build_model(0, ModelSpec()))).schema
     np.testing.assert_array_equal(table.column("probe").to_numpy(), probe)
     for name in METRIC_LAYERS:
@@ -268,6 +272,45 @@ def test_compare_rejects_different_images(dumps) -> None:
     shifted = ta.set_column(0, "image", pa.array(ta.column("image").to_numpy() + 1))
     with pytest.raises(ValueError, match="image"):
         compare_checkpoint(shifted, tb, sa, sb, wa, wb)
+
+
+def test_dump_records_given_angles(dumps) -> None:
+    images, labels, image_ids, probe = INPUTS
+    angles = np.where(np.arange(N_TEST) % 2 == 0, 0, 90)  # int64 in, int16 stored
+    table, summary = evaluate(
+        build_model(11, ModelSpec()), images, labels, image_ids, probe, 16, angles=angles
+    )
+    assert table.schema.field("angle").type == pa.int16()
+    np.testing.assert_array_equal(table.column("angle").to_numpy(), angles)
+    # The angle is a label only: everything else equals the dump without angles.
+    reference = dumps["a"][0]
+    for name in table.column_names:
+        if name != "angle":
+            assert table.column(name).equals(reference.column(name)), name
+    assert summary == dumps["a"][1]
+
+
+def test_compare_rejects_different_angles(dumps) -> None:
+    (ta, sa, wa), (tb, sb, wb) = dumps["a"], dumps["b"]
+    turned = ta.set_column(1, "angle", pa.array(np.full(N_TEST, 90, np.int16)))
+    with pytest.raises(ValueError, match="angle"):
+        compare_checkpoint(turned, tb, sa, sb, wa, wb)
+    # Same angles on both sides compare fine.
+    both = tb.set_column(1, "angle", pa.array(np.full(N_TEST, 90, np.int16)))
+    assert compare_checkpoint(turned, both, sa, sb, wa, wb) == compare_checkpoint(
+        ta, tb, sa, sb, wa, wb
+    )
+
+
+@pytest.mark.parametrize("column", ["label", "probe"])
+def test_compare_rejects_different_labels_or_probe(dumps, column) -> None:
+    (ta, sa, wa), (tb, sb, wb) = dumps["a"], dumps["b"]
+    index = ta.column_names.index(column)
+    values = ta.column(column).to_numpy(zero_copy_only=False).copy()
+    values[0] = not values[0] if column == "probe" else (values[0] + 1) % 10
+    changed = ta.set_column(index, column, pa.array(values, ta.schema.field(column).type))
+    with pytest.raises(ValueError, match=column):
+        compare_checkpoint(changed, tb, sa, sb, wa, wb)
 
 
 def test_js_divergence_golden_values() -> None:

@@ -46,7 +46,9 @@ def test_default_config_is_valid(config) -> None:
 
 def test_smoke_config_is_valid(config) -> None:
     smoke = _deep_merge(config, _load(ROOT / "config" / "smoke.yaml"))
-    assert smoke["training"]["checkpoints"] == [0, 25, 50, 100, 200]
+    assert smoke["training"]["checkpoints"] == [0, 25, 50, 100]
+    assert smoke["training"]["extended_checkpoints"] == [150, 200]
+    assert smoke["studies"]["probes"]["extra_seeds"] == {"budget": 5, "seeds": [1777]}
     assert smoke["training"]["lr"] == config["training"]["lr"]
     assert validate_config(smoke) is None
 
@@ -83,6 +85,75 @@ def test_invalid_value_is_named(config, dotted: str, value, named: str) -> None:
     with pytest.raises(ConfigError) as error:
         validate_config(_set(config, dotted, value))
     assert re.search(rf"config key {re.escape(named)}\b", str(error.value)), str(error.value)
+
+
+CROSS_KEY = [
+    # Extended checkpoints continue a run: they must come after the last base checkpoint.
+    ("training.extended_checkpoints", [10000, 25000], "training.extended_checkpoints"),
+    ("training.extended_checkpoints", [9000], "training.extended_checkpoints"),
+    ("training.extended_checkpoints", [50000, 25000], "training.extended_checkpoints"),
+    ("studies.probes.endpoint", 1234, "studies.probes.endpoint"),
+    ("studies.probes.tost_budget", 200, "studies.probes.tost_budget"),
+    ("studies.probes.extra_seeds.budget", 75, "studies.probes.extra_seeds.budget"),
+    ("studies.activation.candidates", [0.03, 0.05, 0.04], "studies.activation.candidates"),
+    ("studies.activation.candidates", [0.04, 0.05], "studies.activation.candidates"),
+]
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "named"), CROSS_KEY, ids=[f"{c[0]}={c[1]}" for c in CROSS_KEY]
+)
+def test_cross_key_rule_is_named(config, dotted: str, value, named: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate_config(_set(config, dotted, value))
+    assert re.search(rf"config key {re.escape(named)}\b", str(error.value)), str(error.value)
+
+
+VALID_EDGES = [
+    ("training.extended_checkpoints", []),
+    ("training.extended_checkpoints", [10001]),
+    ("studies.probes.endpoint", 250),
+    ("studies.probes.tost_budget", 25),
+    ("studies.probes.extra_seeds.budget", 500),
+    ("studies.activation.candidates", [0.05]),
+]
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value"), VALID_EDGES, ids=[f"{c[0]}={c[1]}" for c in VALID_EDGES]
+)
+def test_cross_key_rules_accept_edges(config, dotted: str, value) -> None:
+    assert validate_config(_set(config, dotted, value)) is None
+
+
+def test_extended_checkpoints_message_names_the_last_base_checkpoint(config) -> None:
+    config["training"]["extended_checkpoints"] = [5000]
+    with pytest.raises(ConfigError, match=r"training\.extended_checkpoints.*\(10000\)"):
+        validate_config(config)
+
+
+def test_main_study_has_seeds_only(config) -> None:
+    assert set(config["studies"]["main"]) == {"seeds"}
+    config["studies"]["main"]["orders"] = ["ABC", "BAC"]
+    with pytest.raises(ConfigError, match=r"studies\.main"):
+        validate_config(config)
+
+
+def test_extra_seeds_is_budget_and_seeds(config) -> None:
+    assert set(config["studies"]["probes"]["extra_seeds"]) == {"budget", "seeds"}
+    config["studies"]["probes"]["extra_seeds"] = {50: [1777, 2777]}
+    with pytest.raises(ConfigError, match=r"studies\.probes\.extra_seeds"):
+        validate_config(config)
+
+
+def test_every_study_seed_list_rejects_duplicates(config) -> None:
+    for name in ("pilot", "long", "probes", "activation", "rotated", "noise_floor"):
+        if "seeds" not in config["studies"][name]:
+            continue
+        broken = copy.deepcopy(config)
+        broken["studies"][name]["seeds"] = [101, 101]
+        with pytest.raises(ConfigError, match=rf"studies\.{name}\.seeds"):
+            validate_config(broken)
 
 
 def test_duplicate_seeds_are_listed(config) -> None:
@@ -138,14 +209,13 @@ def _relative(paths) -> set[str]:
     return {Path(p).resolve().relative_to(ROOT).as_posix() for p in paths}
 
 
-def test_library_files_of_compare_pair() -> None:
-    files = _relative(provenance.library_files(SCRIPTS / "compare_pair.py"))
+def test_library_files_of_compare_runs() -> None:
+    files = _relative(provenance.library_files(SCRIPTS / "compare_runs.py"))
     assert {
-        "workflow/scripts/compare_pair.py",
+        "workflow/scripts/compare_runs.py",
         "workflow/compare.py",
         "workflow/cka.py",  # reached only transitively, through workflow.compare
         "workflow/artifacts.py",
-        "workflow/schemas/config.schema.yaml",
     } <= files
     assert "workflow/train.py" not in files
     assert "workflow/model.py" not in files
@@ -165,9 +235,9 @@ def test_library_files_of_train_history() -> None:
 
 
 def test_code_version_is_stable_hex() -> None:
-    version = provenance.code_version(SCRIPTS / "compare_pair.py")
+    version = provenance.code_version(SCRIPTS / "compare_runs.py")
     assert re.fullmatch(r"[0-9a-f]{16}", version)
-    assert version == provenance.code_version(SCRIPTS / "compare_pair.py")
+    assert version == provenance.code_version(SCRIPTS / "compare_runs.py")
     assert version != provenance.code_version(SCRIPTS / "train_history.py")
 
 
@@ -187,35 +257,36 @@ def repo_copy(tmp_path, monkeypatch) -> Path:
 
 
 def test_code_version_independent_of_checkout_location(repo_copy) -> None:
-    copied = provenance.code_version(repo_copy / "workflow" / "scripts" / "compare_pair.py")
+    copied = provenance.code_version(repo_copy / "workflow" / "scripts" / "compare_runs.py")
     provenance.library_files.cache_clear()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(provenance, "REPO_ROOT", ROOT)
         patch.setattr(provenance, "PACKAGE_ROOT", ROOT / "workflow")
-        original = provenance.code_version(SCRIPTS / "compare_pair.py")
+        original = provenance.code_version(SCRIPTS / "compare_runs.py")
     assert copied == original
 
 
 def test_code_version_follows_imported_modules(repo_copy) -> None:
-    compare_pair = repo_copy / "workflow" / "scripts" / "compare_pair.py"
+    compare_runs = repo_copy / "workflow" / "scripts" / "compare_runs.py"
     train_history = repo_copy / "workflow" / "scripts" / "train_history.py"
-    before = provenance.code_version(compare_pair), provenance.code_version(train_history)
+    before = provenance.code_version(compare_runs), provenance.code_version(train_history)
 
     cka = repo_copy / "workflow" / "cka.py"
     cka.write_text(cka.read_text() + "\n# a change to the CKA module\n")
-    after_cka = provenance.code_version(compare_pair), provenance.code_version(train_history)
+    after_cka = provenance.code_version(compare_runs), provenance.code_version(train_history)
     assert after_cka[0] != before[0]
     assert after_cka[1] == before[1]
 
     train = repo_copy / "workflow" / "train.py"
     train.write_text(train.read_text() + "\n# a change to training\n")
-    after_train = provenance.code_version(compare_pair), provenance.code_version(train_history)
+    after_train = provenance.code_version(compare_runs), provenance.code_version(train_history)
     assert after_train[0] == after_cka[0]
     assert after_train[1] != after_cka[1]
 
     schema = repo_copy / "workflow" / "schemas" / "config.schema.yaml"
     schema.write_text(schema.read_text() + "\n# a change to the schema\n")
-    assert provenance.code_version(compare_pair) != after_train[0]
+    # The schema only validates; editing it must not rerun any computation.
+    assert provenance.code_version(compare_runs) == after_train[0]
 
 
 def test_code_version_through_symlinked_checkout(tmp_path, monkeypatch) -> None:
@@ -229,7 +300,7 @@ def test_code_version_through_symlinked_checkout(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(provenance, "PACKAGE_ROOT", link / "workflow")
     provenance.library_files.cache_clear()
     try:
-        version = provenance.code_version(link / "workflow" / "scripts" / "compare_pair.py")
+        version = provenance.code_version(link / "workflow" / "scripts" / "compare_runs.py")
     finally:
         provenance.library_files.cache_clear()
     assert re.fullmatch(r"[0-9a-f]{16}", version)

@@ -14,6 +14,8 @@ from workflow.artifacts import params_digest
 from workflow.model import ModelSpec, build_model
 from workflow.tasks import derive_seed, first_per_digit
 from workflow.train import (
+    BatchStream,
+    RunRecord,
     TrainingData,
     TrainSettings,
     configure_torch,
@@ -116,10 +118,11 @@ DATA = _training_data()
 
 @dataclasses.dataclass
 class Run:
-    record: object
+    record: RunRecord
     states: dict[int, dict[str, np.ndarray]]
     calls: list[int]
     modes: list[bool]
+    state: dict | None = None
 
 
 def _train(
@@ -127,6 +130,8 @@ def _train(
     seed: int = 1,
     data: TrainingData = DATA,
     model: torch.nn.Module | None = None,
+    stream: int = 0,
+    resume: dict | None = None,
     **overrides,
 ) -> Run:
     settings = dataclasses.replace(SETTINGS, **overrides)
@@ -140,8 +145,16 @@ def _train(
         # model_state() may alias the live parameters: copy to keep a snapshot.
         run.states[checkpoint] = {k: v.copy() for k, v in model_state(net).items()}
 
-    run.record = train_history(
-        model, data, order, seed, settings, on_checkpoint, log=lambda _: None
+    run.record, run.state = train_history(
+        model,
+        data,
+        order,
+        seed,
+        settings,
+        on_checkpoint,
+        log=lambda _: None,
+        stream=stream,
+        resume=resume,
     )
     return run
 
@@ -325,6 +338,7 @@ def test_huge_learning_rate_is_recorded_as_diverged() -> None:
     if record.diverged_at["phase"] != "common":
         assert run.calls == []
         assert record.checkpoints == {}
+    assert run.state is None
 
 
 def test_nan_weights_diverge_at_first_update() -> None:
@@ -335,6 +349,7 @@ def test_nan_weights_diverge_at_first_update() -> None:
     assert run.record.status == "diverged"
     assert run.record.diverged_at == {"phase": "phase1", "update": 1}
     assert run.calls == []
+    assert run.state is None
 
 
 def test_train_settings_from_config() -> None:
@@ -353,3 +368,264 @@ def test_train_settings_from_config() -> None:
     )
     assert settings == SETTINGS
     assert isinstance(settings.checkpoints, tuple)
+
+
+def test_train_settings_ignore_unknown_keys_and_take_overrides() -> None:
+    training = {
+        **dataclasses.asdict(SETTINGS),
+        "checkpoints": [0, 5, 10],
+        "extended_checkpoints": [25, 50],
+    }
+    settings = TrainSettings.from_config(
+        training, lr=0.01, optimizer_at_common="preserve", checkpoints=[25, 50]
+    )
+    assert settings == dataclasses.replace(
+        SETTINGS, lr=0.01, optimizer_at_common="preserve", checkpoints=(25, 50)
+    )
+    assert isinstance(settings.checkpoints, tuple)
+    assert not hasattr(settings, "extended_checkpoints")
+    with pytest.raises((TypeError, KeyError)):
+        TrainSettings.from_config({"lr": 0.1})  # required settings missing
+
+
+# --------------------------------------------------------------------------- resumable state
+
+
+def _fresh_model(seed: int, state: dict | None = None) -> torch.nn.Module:
+    """A model built the way the adapter builds it, then loaded with a saved state."""
+    model = build_model(seed, ModelSpec())
+    if state is not None:
+        model.load_state_dict(state["model"])
+    return model
+
+
+def _tensors_equal(a, b) -> bool:
+    """Bitwise equality of nested dicts / lists / tensors / scalars (optimizer and stream state)."""
+    if isinstance(a, torch.Tensor):
+        return (
+            isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and np.array_equal(a.numpy(), b.numpy())
+        )
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_tensors_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_tensors_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def test_state_is_returned_and_complete(runs: dict[str, Run]) -> None:
+    run = runs["ABC1"]
+    state = run.state
+    assert set(state) == {"update", "model", "optimizer", "stream"}
+    assert state["update"] == max(CHECKPOINTS)
+    weights = {k: v.numpy() for k, v in state["model"].items()}
+    assert _states_equal(weights, run.states[10])
+    assert params_digest(weights) == run.record.checkpoints[10]
+    assert set(state["stream"]) == {"generator", "order", "position"}
+
+
+@pytest.mark.parametrize("policy", ["reset", "preserve"])
+@pytest.mark.parametrize("split", [5, 4], ids=["mid_epoch", "at_exhaustion"])
+def test_resume_is_bit_identical_to_uninterrupted(runs: dict[str, Run], policy, split) -> None:
+    """Train to ``split``, continue in a fresh model to 8 and 10: same bits as one run.
+
+    C has 50 images at batch 32 (2 batches per pass): update 4 leaves the stream exactly
+    exhausted, update 5 in the middle of a pass.
+    """
+    full = runs["ABC1"] if policy == "reset" else runs["ABC1_preserve"]
+    first = _train("ABC", 1, optimizer_at_common=policy, checkpoints=(0, split))
+    assert first.record.status == "ok" and first.state["update"] == split
+    resumed = _train(
+        "ABC",
+        1,
+        model=_fresh_model(1, first.state),
+        resume=first.state,
+        optimizer_at_common=policy,
+        checkpoints=(8, 10),
+    )
+    record = resumed.record
+    assert record.status == "ok"
+    assert resumed.calls == [8, 10]
+    assert resumed.modes == [False, False]
+    assert _states_equal(resumed.states[10], full.states[10])
+    assert record.checkpoints[10] == full.record.checkpoints[10]
+    assert params_digest(resumed.states[10]) == full.record.checkpoints[10]
+    # Only C runs when resuming, from the saved update on.
+    assert [p["phase"] for p in record.phases] == ["common"]
+    assert record.phases[0]["updates"] == 10 - split
+    assert set(record.phases[0]["interval_loss"]) == {8, 10}
+    # The state handed back continues as the uninterrupted one would.
+    assert resumed.state["update"] == 10
+    assert _tensors_equal(resumed.state["model"], full.state["model"])
+    assert _tensors_equal(resumed.state["optimizer"], full.state["optimizer"])
+    assert _tensors_equal(resumed.state["stream"], full.state["stream"])
+
+
+def test_resume_matches_intermediate_checkpoints_too(runs: dict[str, Run]) -> None:
+    full = _train("ABC", 1, checkpoints=(0, 5, 8, 10))
+    assert full.record.checkpoints[10] == runs["ABC1"].record.checkpoints[10]
+    first = _train("ABC", 1, checkpoints=(0, 5))
+    second = _train(
+        "ABC", 1, model=_fresh_model(1, first.state), resume=first.state, checkpoints=(8,)
+    )
+    third = _train(
+        "ABC", 1, model=_fresh_model(1, second.state), resume=second.state, checkpoints=(10,)
+    )
+    assert _states_equal(second.states[8], full.states[8])
+    assert _states_equal(third.states[10], full.states[10])
+    assert third.record.checkpoints[10] == full.record.checkpoints[10]
+
+
+def test_resume_through_torch_save(runs: dict[str, Run], tmp_path) -> None:
+    """The adapter saves the state with torch.save and loads it with weights_only=True."""
+    first = _train("ABC", 1, checkpoints=(0, 5))
+    path = tmp_path / "state.pt"
+    torch.save(first.state, path)
+    loaded = torch.load(path, weights_only=True)
+    resumed = _train("ABC", 1, model=_fresh_model(1, loaded), resume=loaded, checkpoints=(8, 10))
+    assert _states_equal(resumed.states[10], runs["ABC1"].states[10])
+
+
+def test_resume_of_a_stream_replicate() -> None:
+    full = _train("BAC", 2, stream=1, checkpoints=(0, 5, 10))
+    first = _train("BAC", 2, stream=1, checkpoints=(0, 5))
+    resumed = _train(
+        "BAC",
+        2,
+        stream=1,
+        model=_fresh_model(2, first.state),
+        resume=first.state,
+        checkpoints=(10,),
+    )
+    assert resumed.record.checkpoints[10] == full.record.checkpoints[10]
+
+
+def test_resume_does_not_change_the_state_it_was_given() -> None:
+    first = _train("ABC", 1, optimizer_at_common="preserve", checkpoints=(0, 5))
+    saved = {
+        "optimizer": {
+            k: {p: {n: t.clone() for n, t in s.items()} for p, s in v.items()}
+            if k == "state"
+            else v
+            for k, v in first.state["optimizer"].items()
+        },
+        "stream": {
+            k: v.clone() if isinstance(v, torch.Tensor) else v
+            for k, v in first.state["stream"].items()
+        },
+    }
+    twice = [
+        _train(
+            "ABC",
+            1,
+            model=_fresh_model(1, first.state),
+            resume=first.state,
+            optimizer_at_common="preserve",
+            checkpoints=(10,),
+        ).record.checkpoints[10]
+        for _ in range(2)
+    ]
+    assert _tensors_equal(first.state["stream"], saved["stream"])
+    # Resuming twice from one in-memory state must give the same run.
+    assert twice[0] == twice[1]
+    assert _tensors_equal(first.state["optimizer"], saved["optimizer"])
+
+
+def test_resume_checkpoint_at_the_saved_update_is_the_saved_weights(runs: dict[str, Run]) -> None:
+    first = _train("ABC", 1, checkpoints=(0, 5))
+    resumed = _train(
+        "ABC", 1, model=_fresh_model(1, first.state), resume=first.state, checkpoints=(5, 10)
+    )
+    assert resumed.calls == [5, 10]
+    assert _states_equal(resumed.states[5], first.states[5])
+    assert _states_equal(resumed.states[10], runs["ABC1"].states[10])
+
+
+def test_resume_refuses_checkpoints_before_the_resumed_update() -> None:
+    first = _train("ABC", 1, checkpoints=(0, 5))
+    # A checkpoint before the resumed update would label later weights with an earlier count.
+    with pytest.raises(ValueError, match="resumed update 5"):
+        _train(
+            "ABC", 1, model=_fresh_model(1, first.state), resume=first.state, checkpoints=(3, 10)
+        )
+
+
+# --------------------------------------------------------------------------- data streams
+
+
+def test_stream_changes_data_order_not_initial_weights(runs: dict[str, Run]) -> None:
+    base = runs["ABC1"]
+    replicate = _train("ABC", 1, stream=1)
+    assert replicate.record.status == "ok"
+    assert replicate.record.init_digest == base.record.init_digest
+    for checkpoint in CHECKPOINTS:
+        assert not _states_equal(replicate.states[checkpoint], base.states[checkpoint])
+    assert replicate.record.checkpoints[10] != base.record.checkpoints[10]
+    # Stream 0 is the default: passing it explicitly changes nothing.
+    assert _train("ABC", 1, stream=0).record.checkpoints == base.record.checkpoints
+
+
+def test_stream_data_order_follows_seed_rule() -> None:
+    model = build_model(4, ModelSpec())
+    seen: list[torch.Tensor] = []
+    model.register_forward_pre_hook(lambda _m, args: seen.append(args[0].detach().clone()))
+    _train("ABC", 4, model=model, stream=2, checkpoints=(0, 1))
+    generator = torch.Generator().manual_seed(derive_seed(4, "ABC", "phase1", 2))
+    a = DATA.tasks["A"]
+    first_batch = a[torch.randperm(len(a), generator=generator)][:32]
+    assert torch.equal(seen[0], DATA.images[first_batch])
+    generator = torch.Generator().manual_seed(derive_seed(4, "ABC", "common", 2))
+    c = DATA.tasks["C"]
+    assert torch.equal(seen[-1], DATA.images[c[torch.randperm(len(c), generator=generator)][:32]])
+
+
+# --------------------------------------------------------------------------- BatchStream
+
+
+def _draw(stream: BatchStream, k: int) -> list[torch.Tensor]:
+    return [next(stream) for _ in range(k)]
+
+
+def test_batch_stream_passes_cover_every_index_once() -> None:
+    indices = torch.arange(100, 150)
+    stream = BatchStream(indices, 16, seed=3)
+    batches = _draw(stream, 8)  # 50 images at 16: 16, 16, 16, 2 per pass
+    assert [len(b) for b in batches] == [16, 16, 16, 2] * 2
+    for one_pass in (batches[:4], batches[4:]):
+        assert sorted(torch.cat(one_pass).tolist()) == list(range(100, 150))
+    assert not torch.equal(torch.cat(batches[:4]), torch.cat(batches[4:]))  # reshuffled
+    generator = torch.Generator().manual_seed(3)
+    expected = indices[torch.randperm(50, generator=generator)]
+    assert torch.equal(torch.cat(batches[:4]), expected)
+
+
+@pytest.mark.parametrize("drawn", [0, 1, 3, 4, 5, 9])
+def test_batch_stream_state_roundtrip(drawn: int) -> None:
+    """A stream loaded from a state draws what the original draws next, across reshuffles.
+
+    ``drawn`` = 0 (nothing drawn yet), 4 (a pass exactly exhausted), others mid-pass.
+    """
+    indices = torch.arange(50)
+    original = BatchStream(indices, 16, seed=11)
+    _draw(original, drawn)
+    state = original.state_dict()
+    copy = BatchStream(indices, 16, seed=999)  # the seed is overwritten by the state
+    copy.load_state_dict(state)
+    expected = _draw(original, 10)  # more than two passes: crosses reshuffle boundaries
+    got = _draw(copy, 10)
+    assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))
+    # Taking the state and drawing on must not have changed the state taken.
+    again = BatchStream(indices, 16, seed=0)
+    again.load_state_dict(state)
+    assert all(torch.equal(a, b) for a, b in zip(_draw(again, 10), expected, strict=True))
+
+
+def test_batch_stream_state_survives_torch_save(tmp_path) -> None:
+    stream = BatchStream(torch.arange(40), 16, seed=5)
+    _draw(stream, 2)
+    torch.save(stream.state_dict(), tmp_path / "stream.pt")
+    copy = BatchStream(torch.arange(40), 16, seed=0)
+    copy.load_state_dict(torch.load(tmp_path / "stream.pt", weights_only=True))
+    assert all(torch.equal(a, b) for a, b in zip(_draw(stream, 5), _draw(copy, 5), strict=True))

@@ -59,16 +59,35 @@ def planned_jobs(output: str) -> dict[str, int]:
     return {rule: int(n) for rule, n in counts.items()}
 
 
+MAIN_RUN = "results/runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0"
+
+
 def test_default_config_dry_run_has_the_full_main_study(tmp_path):
     jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n", "results/summary/main.csv"))
     assert jobs == {
         "prepare_mnist": 1,
         "train_history": 40,
         "dump_representations": 40,
-        "compare_pair": 20,
+        "compare_orders_base": 20,
         "select_matches": 1,
-        "summarize_study": 1,
+        "summarize_pairs": 1,
     }
+
+
+def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
+    jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n"))
+    # Main (40 runs) is shared by the pilot's reset arm, long, noise floor stream 0 and the
+    # probes; new runs: pilot preserve (10), rotated (10), noise-floor replicates (10). The
+    # activation runs appear only once the stability search (10 traces at 0.05) has decided.
+    assert jobs["train_history"] == 40 + 10 + 10 + 10
+    assert jobs["extend_history"] == 10
+    assert jobs["dump_representations"] == 70
+    assert jobs["compare_orders_base"] == 20 + 5 + 5
+    assert jobs["compare_streams_base"] == 10
+    assert jobs["train_probes"] == 20
+    assert jobs["trace_stability"] == 10
+    assert jobs["summarize_pairs"] == 4  # main, rotated, pilot preserve, pilot reset
+    assert sum(n for rule, n in jobs.items() if rule.startswith("plot_")) == 9
 
 
 @pytest.mark.parametrize(
@@ -131,15 +150,15 @@ def test_smoke_summary_is_complete_and_honest(smoke_run):
 
 
 def test_smoke_artifacts_carry_provenance(smoke_run):
-    run_dir = smoke_run / "results/main/seed~101/order~ABC"
+    run_dir = smoke_run / MAIN_RUN / "seed~101/order~ABC"
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok"
     assert record["provenance"]["seed"] == 101
     assert record["provenance"]["packages"]["torch"]
-    dump = run_dir / "dumps/update~200.parquet"
+    dump = run_dir / "dumps/update~100.parquet"
     meta = json.loads(pq.read_schema(dump).metadata[b"histres"])
-    assert (meta["seed"], meta["order"], meta["update"]) == (101, "ABC", 200)
-    assert meta["config"]["model"]["activation"] == "relu"
+    assert (meta["seed"], meta["order"], meta["update"], meta["act"]) == (101, "ABC", 100, "relu")
+    assert meta["config"]["evaluation"]["batch_size"] == 1000
     assert len(meta["code_version"]) == 16
     frame = pd.read_parquet(dump)
     assert frame["probe"].sum() == 200
@@ -154,12 +173,73 @@ def test_complete_run_has_nothing_left_to_do(smoke_run):
     assert planned_jobs(output) == {}
 
 
+STATISTICS_RULES = {
+    "summarize_pairs",
+    "summarize_pilot",
+    "summarize_long",
+    "summarize_noise_floor",
+    "summarize_activation",
+    "summarize_probes",
+}
+
+
+def test_every_study_summary_and_figure_is_built(smoke_run):
+    for study in (
+        "main",
+        "pilot",
+        "long",
+        "probes",
+        "activation",
+        "lr_search",
+        "rotated",
+        "noise_floor",
+    ):
+        table = pd.read_csv(smoke_run / f"results/summary/{study}.csv")
+        assert len(table) > 0, study
+    for figure in (
+        "main_h_repr",
+        "main_behaviour",
+        "main_layer_cka",
+        "long_horizon",
+        "probe_differences",
+        "lr_search",
+        "activation",
+        "rotated_vs_split",
+        "noise_floor",
+    ):
+        for ext in ("png", "pdf"):
+            assert (smoke_run / f"results/figures/{figure}.{ext}").stat().st_size > 1000
+    long = pd.read_csv(smoke_run / "results/summary/long.csv")
+    assert "h_repr_change" in set(long["metric"])
+    search = pd.read_csv(smoke_run / "results/summary/lr_search.csv")
+    assert search["selected"].sum() >= 1 or not search["all_finite"].any()
+
+
+def test_report_collects_figures_and_tables(smoke_run):
+    snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--report", "results/report.html")
+    html = (smoke_run / "results/report.html").read_text(errors="replace")
+    assert "main_h_repr.png" in html
+    assert "noise_floor.csv" in html
+
+
+def test_a_figure_reruns_alone(smoke_run):
+    figure = smoke_run / "results/figures/main_h_repr.pdf"
+    figure.unlink()
+    target = str(figure.relative_to(smoke_run))
+    output = snakemake(smoke_run, target, "--configfile", "config/smoke.yaml")
+    assert "1 of 1 steps (100%) done" in output
+    assert figure.stat().st_size > 1000
+
+
 def test_new_bootstrap_seed_reruns_only_statistics(smoke_run):
     config = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
     config["statistics"]["bootstrap_seed"] = 777
     (smoke_run / "reseeded.yaml").write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "reseeded.yaml"))
-    assert jobs == {"summarize_study": 1, "all": 1}
+    assert STATISTICS_RULES <= set(jobs)
+    assert all(
+        rule in STATISTICS_RULES or rule.startswith("plot_") or rule == "all" for rule in jobs
+    ), jobs
 
 
 def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
@@ -170,4 +250,6 @@ def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
         jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml"))
     finally:
         cka.write_text(original)
-    assert jobs == {"compare_pair": 2, "select_matches": 1, "summarize_study": 1, "all": 1}
+    # main, pilot preserve, rotated, LeakyReLU (ReLU at 0.05 is main)
+    assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2
+    assert not {rule for rule in jobs if rule.startswith(("train", "extend", "dump", "trace"))}

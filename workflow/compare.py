@@ -52,7 +52,7 @@ def compare_checkpoint(
     second_state: dict[str, np.ndarray],
 ) -> dict[str, float]:
     """All pair metrics at one checkpoint; ``first`` is S_ABC, ``second`` S_BAC."""
-    for key in ("image", "label", "probe"):
+    for key in ("image", "angle", "label", "probe"):
         if not first.column(key).equals(second.column(key)):
             raise ValueError(f"the two dumps do not cover the same test images ({key} differs)")
     probe = first.column("probe").to_numpy(zero_copy_only=False)

@@ -52,11 +52,30 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
             f"config key statistics.common_endpoint: {endpoint} is not one of "
             f"training.checkpoints {list(checkpoints)}"
         )
+    extended = config["training"]["extended_checkpoints"]
+    if list(extended) != sorted(extended) or (extended and extended[0] <= checkpoints[-1]):
+        messages.append(
+            "config key training.extended_checkpoints: must be increasing and after the last "
+            f"of training.checkpoints ({checkpoints[-1]})"
+        )
     for name, study in config["studies"].items():
-        seeds = study["seeds"]
+        seeds = study.get("seeds", [])
         duplicates = sorted({s for s in seeds if seeds.count(s) > 1})
         if duplicates:
             messages.append(f"config key studies.{name}.seeds: duplicate seeds {duplicates}")
+    probes = config["studies"]["probes"]
+    if probes["endpoint"] not in checkpoints:
+        messages.append(
+            f"config key studies.probes.endpoint: {probes['endpoint']} is not one of "
+            "training.checkpoints"
+        )
+    if probes["tost_budget"] not in probes["budgets"]:
+        messages.append("config key studies.probes.tost_budget: must be one of the budgets")
+    if probes["extra_seeds"]["budget"] not in probes["budgets"]:
+        messages.append("config key studies.probes.extra_seeds.budget: must be one of the budgets")
+    candidates = config["studies"]["activation"]["candidates"]
+    if list(candidates) != sorted(candidates, reverse=True):
+        messages.append("config key studies.activation.candidates: must be in descending order")
     return messages
 
 

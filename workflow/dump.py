@@ -1,9 +1,10 @@
 """Evaluate one checkpoint on the test set and build its Parquet dump.
 
-One row per test image: canonical index, label, whether it is in the representation probe,
-prediction, per-image cross-entropy, logits and softmax; probe rows also carry the conv1 and
-conv2 maps globally average-pooled over space (post-activation) and fc1. Accuracy, mean loss
-and activation health go into the file metadata (see README, "Dump schema").
+One row per evaluated test image: canonical index, angle (rotated protocol), label, whether
+it is in the representation probe, prediction, per-image cross-entropy, logits and softmax;
+probe rows also carry the conv1 and conv2 maps globally average-pooled over space
+(post-activation) and fc1. Accuracy, mean loss and activation health go into the file
+metadata (see README, "Dump schema").
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def _fixed_list(values: np.ndarray, mask: np.ndarray | None = None) -> pa.Array:
 def schema(widths: dict[str, int]) -> pa.Schema:
     fields = [
         pa.field("image", pa.int32()),
+        pa.field("angle", pa.int16()),
         pa.field("label", pa.int8()),
         pa.field("probe", pa.bool_()),
         pa.field("pred", pa.int8()),
@@ -58,6 +60,7 @@ def evaluate(
     image_ids: np.ndarray,
     probe: np.ndarray,
     batch_size: int,
+    angles: np.ndarray | None = None,
 ) -> tuple[pa.Table, dict]:
     """Return the dump table and its summary (accuracy %, mean loss, activation health)."""
     model.eval()
@@ -97,6 +100,7 @@ def evaluate(
     table = pa.Table.from_arrays(
         [
             pa.array(image_ids.astype(np.int32)),
+            pa.array(np.zeros(n, np.int16) if angles is None else angles.astype(np.int16)),
             pa.array(label_np.astype(np.int8)),
             pa.array(probe),
             pa.array(data["pred"].astype(np.int8)),

@@ -36,6 +36,7 @@ from torch import nn
 
 from workflow.artifacts import params_digest
 from workflow.model import HistoryNet
+from workflow.studies import per_seed_differences  # noqa: F401 (re-exported: probe results)
 from workflow.train import model_state
 
 ORDERS = ("ABC", "BAC")
@@ -246,22 +247,3 @@ def probe_pair(
     if changed:
         raise BackboneChanged(f"backbone weights changed during probing: {', '.join(changed)}")
     return pd.DataFrame(rows, columns=["budget", "probe_seed", "acc_ABC", "acc_BAC", "diff_pp"])
-
-
-def per_seed_differences(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean over probe seeds per (seed, budget), so the model seeds stay the statistical units.
-
-    Input columns: ``seed, budget, probe_seed, acc_ABC, acc_BAC, diff_pp``. Output columns:
-    ``seed, budget, n_probe_seeds, acc_ABC, acc_BAC, diff_pp``, sorted by seed then budget.
-    """
-    keys = ["seed", "budget", "probe_seed"]
-    missing = sorted(set(keys + ["acc_ABC", "acc_BAC", "diff_pp"]) - set(rows.columns))
-    if missing:
-        raise ValueError(f"missing columns: {missing}")
-    if rows.duplicated(keys).any():
-        # A repeated probe seed would count one draw twice in the mean.
-        raise ValueError("duplicate (seed, budget, probe_seed) rows")
-    grouped = rows.groupby(["seed", "budget"], sort=True)
-    out = grouped[["acc_ABC", "acc_BAC", "diff_pp"]].mean()
-    out.insert(0, "n_probe_seeds", grouped["probe_seed"].size())
-    return out.reset_index()[["seed", "budget", "n_probe_seeds", "acc_ABC", "acc_BAC", "diff_pp"]]

@@ -53,8 +53,6 @@ def library_files(script: str | Path) -> tuple[Path, ...]:
             continue
         seen.add(path)
         pending.extend(_workflow_imports(path) - seen)
-    # Data files the library reads at run time are code too.
-    seen.add((PACKAGE_ROOT / "schemas" / "config.schema.yaml").resolve())
     return tuple(sorted(seen))
 
 

@@ -65,8 +65,27 @@ def endpoint_table(
     return table.astype({"update": "Int64"})
 
 
+def stat_row(values, stats: dict, signed: bool, **labels) -> dict:
+    """n, mean, bootstrap CI, sd (and paired tests if ``signed``) of the finite ``values``;
+    ``n_undefined`` counts the non-finite ones (e.g. CKA of a dead layer)."""
+    values = np.asarray(list(values), dtype=float)
+    finite = values[np.isfinite(values)]
+    summary = describe(
+        finite,
+        resamples=stats["bootstrap_resamples"],
+        seed=stats["bootstrap_seed"],
+        level=stats["ci_level"],
+    )
+    row = {**labels, "n_undefined": len(values) - len(finite), **summary.as_dict()}
+    if signed:
+        tests = paired_tests(finite).as_dict()
+        row.update({key: tests[key] for key in TEST_COLUMNS})
+    return row
+
+
 def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -> pd.DataFrame:
     """One row per (endpoint, metric): n, mean, bootstrap CI, sd, and tests where meaningful."""
+    stats = {"bootstrap_resamples": resamples, "bootstrap_seed": seed, "ci_level": level}
     rows = []
     for endpoint, group in per_seed.groupby("endpoint", sort=False):
         ok = group[group["status"] == "ok"]
@@ -77,20 +96,12 @@ def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -
         }
         metrics = (*SIGNED, *DESCRIBED) + (("update",) if endpoint == "matched" else ())
         for metric in metrics:
-            values = ok[metric].astype(float).to_numpy() if metric in ok else np.array([])
-            finite = values[np.isfinite(values)]
-            summary = describe(finite, resamples=resamples, seed=seed, level=level)
-            row = {
-                "endpoint": endpoint,
-                "metric": metric,
-                **counts,
-                "n_undefined": len(values) - len(finite),
-                **summary.as_dict(),
-            }
-            if metric in SIGNED:
-                tests = paired_tests(finite).as_dict()
-                row.update({key: tests[key] for key in TEST_COLUMNS})
-            rows.append(row)
+            values = ok[metric] if metric in ok else []
+            rows.append(
+                stat_row(
+                    values, stats, metric in SIGNED, endpoint=endpoint, metric=metric, **counts
+                )
+            )
     columns = [
         "endpoint",
         "metric",

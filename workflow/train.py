@@ -10,11 +10,12 @@ seconds, so there is never a process per checkpoint.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import math
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import torch
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
-from workflow.tasks import derive_seed
+from workflow.tasks import stream_seed
 
 Log = Callable[[str], None]
 PROGRESS_SECONDS = 30.0
@@ -41,8 +42,11 @@ class TrainSettings:
     device: str
 
     @classmethod
-    def from_config(cls, training: dict) -> TrainSettings:
-        return cls(**{**training, "checkpoints": tuple(training["checkpoints"])})
+    def from_config(cls, training: dict, **overrides) -> TrainSettings:
+        """Settings from ``config["training"]``; a run's identity (lr, policy) may override."""
+        values = {f.name: training[f.name] for f in fields(cls) if f.name in training}
+        values.update(overrides)
+        return cls(**{**values, "checkpoints": tuple(values["checkpoints"])})
 
 
 @dataclass
@@ -74,7 +78,14 @@ class Diverged(Exception):
 def configure_torch(threads: int) -> None:
     """Deterministic kernels and a fixed thread count: the conditions for bit-exact reruns."""
     torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
+    # The public torch.use_deterministic_algorithms also imports torch._inductor to set its
+    # flag, which costs about 1.5 s per job; nothing here compiles, so set the core flag alone.
+    if hasattr(torch._C, "_set_deterministic_algorithms"):
+        torch._C._set_deterministic_algorithms(True, warn_only=False)
+    else:
+        torch.use_deterministic_algorithms(True)
+    if not torch.are_deterministic_algorithms_enabled():
+        raise RuntimeError("torch refused deterministic algorithms")
     # Deterministic mode otherwise fills every new tensor with NaN, which costs time and
     # changes no result of a kernel that writes its whole output.
     torch.utils.deterministic.fill_uninitialized_memory = False
@@ -115,10 +126,33 @@ def _batches(indices: torch.Tensor, batch_size: int, generator: torch.Generator)
     return order.split(batch_size)
 
 
-def _endless(indices: torch.Tensor, batch_size: int, seed: int) -> Iterator[torch.Tensor]:
-    generator = torch.Generator().manual_seed(seed)
-    while True:
-        yield from _batches(indices, batch_size, generator)
+class BatchStream:
+    """The endless C stream: reshuffles with its own generator each time it is exhausted.
+
+    Its whole position (generator state, current permutation, batch index) is a small state
+    dict, so a resumed run draws exactly the batches an uninterrupted run would have.
+    """
+
+    def __init__(self, indices: torch.Tensor, batch_size: int, seed: int) -> None:
+        self.indices, self.batch_size = indices, batch_size
+        self.generator = torch.Generator().manual_seed(seed)
+        self.batches: tuple[torch.Tensor, ...] = ()
+        self.position = 0
+
+    def __next__(self) -> torch.Tensor:
+        if self.position == len(self.batches):
+            self.batches, self.position = _batches(self.indices, self.batch_size, self.generator), 0
+        self.position += 1
+        return self.batches[self.position - 1]
+
+    def state_dict(self) -> dict:
+        order = torch.cat(self.batches) if self.batches else torch.empty(0, dtype=torch.long)
+        return {"generator": self.generator.get_state(), "order": order, "position": self.position}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.generator.set_state(state["generator"])
+        self.batches = tuple(state["order"].split(self.batch_size)) if len(state["order"]) else ()
+        self.position = state["position"]
 
 
 class _Progress:
@@ -151,8 +185,16 @@ def train_history(
     settings: TrainSettings,
     on_checkpoint: Callable[[int, torch.nn.Module], None],
     log: Log = print,
-) -> RunRecord:
-    """Train ``model`` (already at its initial weights) through the history ``order``."""
+    stream: int = 0,
+    resume: dict | None = None,
+) -> tuple[RunRecord, dict | None]:
+    """Train ``model`` through the history ``order``; return its record and resumable state.
+
+    Without ``resume``, ``model`` holds the initial weights and training runs phases 1-2, then
+    C up to the last of ``settings.checkpoints``. With ``resume`` (a state returned earlier),
+    C continues from where that state stopped, bit-identically to an uninterrupted run. The
+    state is None when the run diverged.
+    """
     device = torch.device(settings.device)
     memory = torch.channels_last
     model.to(device=device, memory_format=memory).train()
@@ -188,40 +230,55 @@ def train_history(
     def task_updates(task: str) -> int:
         return math.ceil(len(data.tasks[task]) / settings.batch_size)
 
+    previous = resume["update"] if resume else 0
+    if settings.checkpoints[0] < previous:
+        raise ValueError(
+            f"checkpoints {settings.checkpoints} must come after the resumed update {previous}"
+        )
     common_updates = max(settings.checkpoints)
-    total = settings.epochs_per_task * (task_updates(order[0]) + task_updates(order[1]))
-    total += common_updates
+    total = common_updates - previous
+    if resume is None:
+        total += settings.epochs_per_task * (task_updates(order[0]) + task_updates(order[1]))
     progress = _Progress(total, log)
     done = 0
     opt = optimizer()
+    batches = BatchStream(
+        data.tasks["C"], settings.batch_size, stream_seed(seed, order, "common", stream)
+    )
     try:
-        for phase, task in (("phase1", order[0]), ("phase2", order[1])):
-            generator = torch.Generator().manual_seed(derive_seed(seed, order, phase))
-            started, epoch_losses, phase_start = time.perf_counter(), [], done
-            for epoch in range(settings.epochs_per_task):
-                first = done + 1
-                losses = [
-                    step(opt, b) for b in _batches(data.tasks[task], settings.batch_size, generator)
-                ]
-                done += len(losses)
-                epoch_losses.append(mean_loss(losses, phase, first))
-                progress.maybe(done, f"{phase} task {task} epoch {epoch + 1}", epoch_losses[-1])
-            record.phases.append(
-                {
-                    "phase": phase,
-                    "task": task,
-                    "updates": done - phase_start,
-                    "epoch_loss": epoch_losses,
-                    "seconds": time.perf_counter() - started,
-                }
-            )
+        if resume is None:
+            for phase, task in (("phase1", order[0]), ("phase2", order[1])):
+                generator = torch.Generator().manual_seed(stream_seed(seed, order, phase, stream))
+                started, epoch_losses, phase_start = time.perf_counter(), [], done
+                for epoch in range(settings.epochs_per_task):
+                    first = done + 1
+                    losses = [
+                        step(opt, b)
+                        for b in _batches(data.tasks[task], settings.batch_size, generator)
+                    ]
+                    done += len(losses)
+                    epoch_losses.append(mean_loss(losses, phase, first))
+                    progress.maybe(done, f"{phase} task {task} epoch {epoch + 1}", epoch_losses[-1])
+                record.phases.append(
+                    {
+                        "phase": phase,
+                        "task": task,
+                        "updates": done - phase_start,
+                        "epoch_loss": epoch_losses,
+                        "seconds": time.perf_counter() - started,
+                    }
+                )
+            if settings.optimizer_at_common == "reset":
+                opt = optimizer()
+        else:
+            # A copy: SGD updates its momentum buffers in place, and the caller's state must
+            # stay the state it was.
+            opt.load_state_dict(copy.deepcopy(resume["optimizer"]))
+            batches.load_state_dict(resume["stream"])
 
-        if settings.optimizer_at_common == "reset":
-            opt = optimizer()
-        stream = _endless(data.tasks["C"], settings.batch_size, derive_seed(seed, order, "common"))
-        started, interval_loss, previous = time.perf_counter(), {}, 0
+        started, interval_loss, first_c = time.perf_counter(), {}, previous
         for checkpoint in settings.checkpoints:
-            losses = [step(opt, next(stream)) for _ in range(checkpoint - previous)]
+            losses = [step(opt, next(batches)) for _ in range(checkpoint - previous)]
             if losses:
                 interval_loss[checkpoint] = mean_loss(losses, "common", previous + 1)
             elif not _finite(model):
@@ -235,14 +292,14 @@ def train_history(
             progress.maybe(
                 done,
                 f"common C {checkpoint}/{common_updates}",
-                interval_loss.get(checkpoint, float("nan")),
+                interval_loss.get(checkpoint, math.nan),
                 force=True,
             )
         record.phases.append(
             {
                 "phase": "common",
                 "task": "C",
-                "updates": common_updates,
+                "updates": common_updates - first_c,
                 "interval_loss": interval_loss,
                 "seconds": time.perf_counter() - started,
             }
@@ -251,4 +308,11 @@ def train_history(
         record.status = "diverged"
         record.diverged_at = {"phase": stop.phase, "update": stop.update}
         log(f"diverged: {stop}")
-    return record
+        return record, None
+    state = {
+        "update": common_updates,
+        "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "optimizer": opt.state_dict(),
+        "stream": batches.state_dict(),
+    }
+    return record, state

@@ -1,28 +1,28 @@
-"""Snakemake adapter: train one (study, seed, order) history and write its checkpoints."""
+"""Snakemake adapter: train one run (phases 1-2, then C) or continue one to later checkpoints.
+
+The rule says which: ``params.segment`` is "base" (from the initial weights) or "extended"
+(from the resumable state the base segment left).
+"""
 
 from pathlib import Path
 
 import torch
 
-from workflow.artifacts import save_checkpoint, write_json
+from workflow.artifacts import atomic_path, save_checkpoint, write_json
 from workflow.data import load_npz
 from workflow.joblog import job_log
 from workflow.model import ModelSpec, build_model
 from workflow.provenance import record
-from workflow.tasks import class_split
-from workflow.train import (
-    TrainingData,
-    TrainSettings,
-    configure_torch,
-    model_state,
-    normalize,
-    train_history,
-)
+from workflow.runs import RunId, training_data
+from workflow.train import TrainSettings, configure_torch, model_state, train_history
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
-seed, order, study = int(smk.wildcards.seed), smk.wildcards.order, smk.wildcards.study
-settings = TrainSettings.from_config(cfg["training"])
+run = RunId.from_wildcards(smk.wildcards)
+segment = smk.params.segment
+settings = TrainSettings.from_config(
+    cfg["training"], lr=run.lr, optimizer_at_common=run.optim, checkpoints=smk.params.updates
+)
 paths = dict(zip(settings.checkpoints, map(Path, smk.output.checkpoints), strict=True))
 
 
@@ -30,9 +30,8 @@ def provenance(**extra):
     return record(
         cfg,
         smk.params.code,
-        study=study,
-        seed=seed,
-        order=order,
+        **run.as_dict(),
+        segment=segment,
         torch_threads=settings.torch_threads,
         memory_format="channels_last",
         device=settings.device,
@@ -43,27 +42,42 @@ def provenance(**extra):
 with job_log(smk.log[0]) as log:
     configure_torch(settings.torch_threads)
     arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
-    indices = class_split(arrays.train_labels, cfg["tasks"], cfg["data"]["subset"])
-    norm = cfg["data"]["normalize"]
-    data = TrainingData(
-        images=normalize(arrays.train_images, norm["mean"], norm["std"]),
-        labels=torch.from_numpy(arrays.train_labels.astype("int64")),
-        tasks={task: torch.from_numpy(getattr(indices, task)) for task in "ABC"},
-    )
+    data = training_data(arrays, run.protocol, cfg)
     log(
-        f"{study} seed {seed} order {order}: tasks "
+        f"{run}: {segment} segment, tasks "
         + ", ".join(f"{t}={len(data.tasks[t])}" for t in "ABC")
         + f"; {settings}"
     )
-    model = build_model(seed, ModelSpec.from_config(cfg["model"]))
+    model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
+    resume = torch.load(smk.input.state, weights_only=True) if segment == "extended" else None
 
     def on_checkpoint(update, model):
         save_checkpoint(paths[update], model_state(model), provenance(update=update, status="ok"))
 
-    run = train_history(model, data, order, seed, settings, on_checkpoint, log=log)
+    outcome, state = None, None
+    if resume is not None and resume["update"] is None:
+        log("the base segment diverged: there is nothing to continue")
+    else:
+        if resume is not None:
+            model.load_state_dict(resume["model"])
+        outcome, state = train_history(
+            model,
+            data,
+            run.order,
+            run.seed,
+            settings,
+            on_checkpoint,
+            log=log,
+            stream=run.stream,
+            resume=resume,
+        )
     for update, path in paths.items():
-        if update not in run.checkpoints:
+        if outcome is None or update not in outcome.checkpoints:
             # Downstream rules need every declared file; these say the run never got there.
             save_checkpoint(path, {}, provenance(update=update, status="diverged"))
-    write_json(smk.output.record, {**vars(run), "provenance": provenance()})
-    log(f"finished with status {run.status}")
+    summary = vars(outcome) if outcome else {"status": "diverged", "diverged_at": "base segment"}
+    write_json(smk.output.record, {**summary, "provenance": provenance()})
+    if "state" in smk.output.keys():
+        with atomic_path(smk.output.state) as tmp:
+            torch.save(state or {"update": None}, tmp)
+    log(f"finished with status {summary['status']}")

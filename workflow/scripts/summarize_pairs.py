@@ -24,7 +24,7 @@ with job_log(smk.log[0]) as log:
         record(
             smk.params.config,
             smk.params.code,
-            study=smk.wildcards.study,
+            view=smk.wildcards.view,
             inputs=list(map(str, smk.input)),
         ),
     )

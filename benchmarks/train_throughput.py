@@ -1,0 +1,281 @@
+"""Training throughput of the engine against the machine's fp32 roof and typical research code.
+
+    .venv/bin/python benchmarks/train_throughput.py            # everything (about 5 minutes)
+    .venv/bin/python benchmarks/train_throughput.py --no-dag   # skip the small-config DAG run
+
+Prints, all measured in this one run on this machine:
+  * the fp32 sgemm roof (GFLOP/s, all cores),
+  * FLOPs of one training step (torch.utils.flop_counter),
+  * the typical-research-code loop (DataLoader applying ToTensor+Normalize per sample, eager
+    model, all cores) in ms/step,
+  * the engine in the workflow's own job layout (one single-thread job per core, side by side)
+    in ms/step per job and aggregate GFLOP/s,
+  * the two ratios of issue 4 (aggregate / roof, engine steps/s / typical steps/s),
+  * the share of the small config's DAG wall time not spent in training steps,
+  * whether the engine's optimizations change results (bits or largest difference).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from workflow.model import HistoryNet, ModelSpec, build_model  # noqa: E402
+from workflow.train import (  # noqa: E402
+    TrainingData,
+    TrainSettings,
+    configure_torch,
+    model_state,
+    train_history,
+)
+
+BATCH = 128
+CORES = os.cpu_count() or 1
+
+
+def sgemm_gflops(threads: int, n: int = 2048, repeats: int = 8) -> float:
+    torch.set_num_threads(threads)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * n**3 / best / 1e9
+
+
+def flops_per_step() -> float:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = HistoryNet()
+    x, y = torch.randn(BATCH, 1, 28, 28), torch.randint(0, 10, (BATCH,))
+    with FlopCounterMode(display=False) as counter:
+        F.cross_entropy(model(x), y).backward()
+    return float(counter.get_total_flops())
+
+
+class TypicalNet(nn.Module):
+    """The protocol's CNN as research code writes it: activation, then pooling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+        )
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def typical_ms_per_step(images: np.ndarray, labels: np.ndarray, steps: int) -> float:
+    from PIL import Image
+    from torch.utils.data import DataLoader, Dataset
+    from torchvision import transforms
+
+    class Digits(Dataset):
+        transform = transforms.Compose(
+            [transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))]
+        )
+
+        def __len__(self):
+            return len(images)
+
+        def __getitem__(self, i):
+            return self.transform(Image.fromarray(images[i])), int(labels[i])
+
+    torch.set_num_threads(CORES)
+    model = TypicalNet()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    loader = DataLoader(Digits(), batch_size=BATCH, shuffle=True)
+    # Time from one step's end to the next: data loading is part of the loop.
+    times, last = [], None
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        now = time.perf_counter()
+        if last is not None:
+            times.append(now - last)
+        last = now
+        if len(times) >= steps + 3:
+            break
+    return 1000 * float(np.median(times[3:]))
+
+
+def synthetic_data(n: int = 6000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), rng.integers(0, 10, n)
+
+
+def engine_job(updates: int) -> float:
+    """One workflow-style training job (single thread): ms per C update."""
+    configure_torch(1)
+    images, labels = synthetic_data()
+    x = (torch.from_numpy(images).unsqueeze(1).float().div(255) - 0.1307) / 0.3081
+    idx = torch.arange(len(images))
+    data = TrainingData(x, torch.from_numpy(labels), {"A": idx[:10], "B": idx[10:20], "C": idx})
+    settings = TrainSettings(1, BATCH, 0.05, 0.9, 0.0, "reset", (0, updates), 1, "cpu")
+    record, _ = train_history(
+        build_model(1, ModelSpec()), data, "ABC", 1, settings, lambda *_: None, log=lambda _: None
+    )
+    return 1000 * record.phases[-1]["seconds"] / updates
+
+
+def engine_side_by_side(jobs: int, updates: int) -> list[float]:
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO)!r}); "
+        "from benchmarks.train_throughput import engine_job; "
+        f"print(engine_job({updates}))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO)
+        for _ in range(jobs)
+    ]
+    return [float(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+
+
+def results_unchanged(steps: int = 40) -> dict:
+    """Engine (channels_last, pool before activation) vs the plain model, same init and data."""
+    configure_torch(1)
+    images, labels = synthetic_data(1024, seed=1)
+    x = (torch.from_numpy(images).unsqueeze(1).float().div(255) - 0.1307) / 0.3081
+    y = torch.from_numpy(labels)
+    engine = build_model(7, ModelSpec()).to(memory_format=torch.channels_last)
+    plain = TypicalNet()
+    with torch.no_grad():
+        for dst, src in zip(
+            plain.parameters(), build_model(7, ModelSpec()).parameters(), strict=True
+        ):
+            dst.copy_(src)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (engine, plain)]
+    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))
+    for step in range(steps):
+        batch = order[(step * BATCH) % len(x) :][:BATCH]
+        for model, opt, fmt in (
+            (engine, opts[0], torch.channels_last),
+            (plain, opts[1], torch.contiguous_format),
+        ):
+            opt.zero_grad()
+            F.cross_entropy(model(x[batch].contiguous(memory_format=fmt)), y[batch]).backward()
+            opt.step()
+    a = np.concatenate([v.ravel() for v in model_state(engine).values()])
+    b = np.concatenate([p.detach().numpy().ravel() for p in plain.parameters()])
+    return {
+        "steps": steps,
+        "bitwise_equal": bool(np.array_equal(a, b)),
+        "max_abs_diff": float(np.max(np.abs(a - b))),
+        "max_rel_diff": float(np.max(np.abs(a - b)) / np.max(np.abs(b))),
+    }
+
+
+def dag_overhead(cores: int) -> dict:
+    """Run the small config's DAG in a scratch copy; overhead = 1 - training-step time share."""
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        for name in ("Snakefile", "config.yaml", "config", "envs", "rules", "workflow"):
+            src = REPO / name
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, work / name)
+        if (REPO / "resources/mnist.npz").exists():
+            (work / "resources").mkdir()
+            shutil.copy2(REPO / "resources/mnist.npz", work / "resources/mnist.npz")
+        start = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--cores",
+                str(cores),
+                "--quiet",
+                "--configfile",
+                "config/smoke.yaml",
+            ],
+            cwd=work,
+            check=True,
+            capture_output=True,
+        )
+        wall = time.perf_counter() - start
+        training = 0.0
+        records = [
+            *work.glob("results/runs/**/run.json"),
+            *work.glob("results/runs/**/extension.json"),
+        ]
+        for path in records:
+            training += sum(p["seconds"] for p in json.loads(path.read_text())["phases"])
+    return {
+        "wall_s": wall,
+        "training_s": training,
+        "cores": cores,
+        "overhead_share": 1 - training / (wall * cores),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--updates", type=int, default=150, help="updates per engine job")
+    parser.add_argument("--no-dag", action="store_true", help="skip the small-config DAG run")
+    args = parser.parse_args()
+
+    roof = sgemm_gflops(CORES)
+    flops = flops_per_step()
+    print(f"machine: {CORES} cores, torch {torch.__version__}")
+    print(f"fp32 sgemm roof ({CORES} threads): {roof:.1f} GFLOP/s")
+    print(f"training step (batch {BATCH}): {flops / 1e9:.3f} GFLOP")
+    images, labels = synthetic_data()
+    typical = typical_ms_per_step(images, labels, steps=30)
+    print(
+        f"typical research code ({CORES} threads, DataLoader + ToTensor/Normalize): "
+        f"{typical:.1f} ms/step = {flops / typical / 1e6:.1f} GFLOP/s"
+    )
+    per_job = engine_side_by_side(CORES, args.updates)
+    aggregate = sum(flops / ms / 1e6 for ms in per_job)
+    steps_per_s = sum(1000 / ms for ms in per_job)
+    timings = ", ".join(f"{ms:.1f}" for ms in per_job)
+    print(
+        f"engine, {CORES} single-thread jobs side by side: {timings} ms/step; "
+        f"aggregate {aggregate:.1f} GFLOP/s"
+    )
+    print(f"ratio aggregate / roof: {aggregate / roof:.2f}   (target >= 0.55)")
+    print(
+        f"ratio engine / typical steps per second: {steps_per_s * typical / 1000:.2f}"
+        "   (target >= 3)"
+    )
+    check = results_unchanged()
+    print(
+        f"engine vs plain implementation after {check['steps']} steps: bitwise equal "
+        f"{check['bitwise_equal']}, max abs diff {check['max_abs_diff']:.3g}, "
+        f"max rel diff {check['max_rel_diff']:.3g}"
+    )
+    if not args.no_dag:
+        dag = dag_overhead(CORES)
+        print(
+            f"small-config DAG: wall {dag['wall_s']:.0f} s on {CORES} cores, training steps "
+            f"{dag['training_s']:.0f} s; overhead share {dag['overhead_share']:.0%}"
+            "   (target <= 15%)"
+        )
+
+
+if __name__ == "__main__":
+    main()

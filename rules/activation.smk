@@ -1,0 +1,68 @@
+# The activation study. The stability search is part of the DAG: candidates are tried in
+# descending order, and a candidate's ten traces run only if every higher candidate failed.
+# Its result picks the learning rate (hence the run paths) of ReLU and LeakyReLU runs.
+
+
+checkpoint check_stability:
+    input:
+        traces=expand(
+            "results/activation/lr_search/lr~{{lr}}/seed~{seed}/order~{order}.json",
+            seed=ACTIVATION["seeds"],
+            order=ORDERS,
+        ),
+    output:
+        verdict="results/activation/lr_search/lr~{lr}.json",
+    log:
+        "logs/activation/lr_search/lr~{lr}.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        code=code("check_stability"),
+    script:
+        adapter("check_stability")
+
+
+checkpoint select_learning_rate:
+    input:
+        verdicts=tried_candidates,
+    output:
+        selection="results/activation/selected_lr.json",
+        table=report(
+            "results/summary/lr_search.csv",
+            caption="../workflow/report/lr_search.rst",
+            category="Summaries",
+        ),
+    log:
+        "logs/activation/select_learning_rate.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        candidates=ACTIVATION["candidates"],
+        pinned=ACTIVATION["lr"],
+        code=code("select_learning_rate"),
+    script:
+        adapter("select_learning_rate")
+
+
+rule summarize_activation:
+    input:
+        unpack(activation_comparisons),
+        selection=rules.select_learning_rate.output.selection,
+        checkpoints=activation_checkpoints,
+    output:
+        summary=report(
+            "results/summary/activation.csv",
+            caption="../workflow/report/activation.rst",
+            category="Summaries",
+        ),
+        audit="results/tables/activation_audit.csv",
+    log:
+        "logs/activation/summarize_activation.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=STATISTICS,
+        updates=[SEGMENTS["base"][-1], *SEGMENTS["extended"]],
+        code=code("summarize_activation"),
+    script:
+        adapter("summarize_activation")

@@ -1,0 +1,79 @@
+# One rule per figure; each is a target of its own:
+#   snakemake --cores 2 results/figures/<name>.pdf
+# All share one torch-free adapter that dispatches on the figure's name.
+
+
+FIGURE_INPUTS = {
+    "main_h_repr": {"comparisons": pair_comparisons(group(), STUDIES["main"]["seeds"])},
+    "main_behaviour": {
+        "comparisons": pair_comparisons(group(), STUDIES["main"]["seeds"])
+    },
+    "main_layer_cka": {"per_seed": expand(PER_SEED, study="main")},
+    "long_horizon": {
+        "comparisons": [
+            *comparisons(group(), STUDIES["long"]["seeds"], "base"),
+            *comparisons(group(), STUDIES["long"]["seeds"], "extended"),
+        ]
+    },
+    "probe_differences": {"per_seed": rules.summarize_probes.output.per_seed},
+    "lr_search": {"table": rules.select_learning_rate.output.table},
+    "rotated_vs_split": {
+        "split": expand(PER_SEED, study="main"),
+        "rotated": expand(PER_SEED, study="rotated"),
+    },
+    "noise_floor": {"per_seed": rules.summarize_noise_floor.output.per_seed},
+}
+
+FIGURE_PARAMS = {
+    "statistics": config["statistics"],
+    "margin_pp": config["studies"]["probes"]["tost_margin_pp"],
+}
+
+for name, inputs in FIGURE_INPUTS.items():
+
+    rule:
+        name:
+            f"plot_{name}"
+        input:
+            **inputs,
+        output:
+            report(
+                figure_rule_output(name),
+                caption=f"../workflow/report/figure_{name}.rst",
+                category="Figures",
+            ),
+        log:
+            f"logs/figures/{name}.log",
+        conda:
+            "../envs/histres.yaml"
+        params:
+            figure=name,
+            config=sorted_keys(FIGURE_PARAMS),
+            code=code("plot_figure"),
+        script:
+            adapter("plot_figure")
+
+
+rule plot_activation:
+    input:
+        unpack(activation_comparisons),
+        selection=rules.select_learning_rate.output.selection,
+    output:
+        report(
+            figure_rule_output("activation"),
+            caption="../workflow/report/figure_activation.rst",
+            category="Figures",
+        ),
+    log:
+        "logs/figures/activation.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        figure="activation",
+        config=sorted_keys(FIGURE_PARAMS),
+        code=code("plot_figure"),
+    script:
+        adapter("plot_figure")
+
+
+FIGURES = [*FIGURE_INPUTS, "activation"]

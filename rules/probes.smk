@@ -1,0 +1,83 @@
+# Frozen fc1 linear probes on the main pairs at the probe endpoint (torch).
+
+PROBES = config["studies"]["probes"]
+PROBE_SETTINGS = (
+    "budgets",
+    "probe_seed",
+    "extra_seeds",
+    "lr",
+    "momentum",
+    "weight_decay",
+    "epochs",
+    "batch_size",
+)
+
+
+rule train_probes:
+    input:
+        mnist=rules.prepare_mnist.output.npz,
+        checkpoints=expand(
+            f"{RUN}/checkpoints/update~{PROBES['endpoint']}.npz",
+            **group(),
+            seed="{seed}",
+            order=ORDERS,
+        ),
+    output:
+        probes="results/probes/seed~{seed}.csv",
+    log:
+        "logs/probes/seed~{seed}.log",
+    benchmark:
+        "benchmarks/probes/seed~{seed}.tsv"
+    conda:
+        "../envs/histres.yaml"
+    threads: config["training"]["torch_threads"]
+    resources:
+        mem_mb=3000,
+    params:
+        config=slice_config(
+            "data.digests",
+            "data.normalize",
+            "data.subset",
+            "tasks.probe_per_digit",
+            "model",
+            "training.torch_threads",
+            drop=("model.activation",),
+        ),
+        probes=sorted_keys(
+            {key: PROBES[key] for key in PROBE_SETTINGS}
+            | {
+                "extra_seeds": {
+                    PROBES["extra_seeds"]["budget"]: PROBES["extra_seeds"]["seeds"]
+                }
+            }
+        ),
+        activation=group()["act"],
+        code=code("train_probes"),
+    script:
+        adapter("train_probes")
+
+
+rule summarize_probes:
+    input:
+        probes=expand(
+            rules.train_probes.output.probes, seed=config["studies"]["main"]["seeds"]
+        ),
+    output:
+        summary=report(
+            "results/summary/probes.csv",
+            caption="../workflow/report/probes.rst",
+            category="Summaries",
+        ),
+        per_seed="results/tables/probes_per_seed.csv",
+    log:
+        "logs/probes/summarize_probes.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        config=STATISTICS,
+        tost=sorted_keys(
+            {k: PROBES[k] for k in ("tost_budget", "tost_margin_pp", "tost_alpha")}
+        ),
+        code=code("summarize_probes"),
+    script:
+        adapter("summarize_probes")

@@ -1,0 +1,438 @@
+"""Tests for workflow.studies (torch-free study tables) and workflow.summary.stat_row.
+
+Every frame is small and hand-made so the expected numbers can be checked by hand.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workflow import probes, studies
+from workflow.stats import describe, paired_tests, tost
+from workflow.studies import (
+    activation_summary,
+    at_update,
+    long_summary,
+    lr_search_table,
+    noise_floor_summary,
+    noise_floor_table,
+    ok_rows,
+    per_seed_differences,
+    pilot_summary,
+    probes_summary,
+    select_rate,
+)
+from workflow.summary import TEST_COLUMNS, stat_row
+
+STATS = {"bootstrap_resamples": 500, "bootstrap_seed": 7, "ci_level": 0.95}
+
+
+def _row(table: pd.DataFrame, **where) -> pd.Series:
+    mask = np.ones(len(table), dtype=bool)
+    for key, value in where.items():
+        mask &= (table[key] == value).to_numpy()
+    assert mask.sum() == 1, (where, int(mask.sum()))
+    return table[mask].iloc[0]
+
+
+def _comparisons(values: dict[tuple[int, int], float | None], **extra) -> pd.DataFrame:
+    """(seed, update) -> h_repr; None marks a diverged pair. Other metrics derive from h."""
+    rows = []
+    for (seed, update), h in values.items():
+        row = {"seed": seed, "update": update, "pair_status": "ok" if h is not None else "diverged"}
+        if h is not None:
+            row |= {
+                "h_repr": h,
+                "acc_ABC_pct": 90.0 + h,
+                "acc_BAC_pct": 90.0 - h,
+                "acc_gap_pp": 2 * h,
+                "disagreement_pct": 10 * h,
+            }
+        rows.append(row | extra)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- stat_row
+
+
+def test_stat_row_counts_undefined_and_adds_tests_when_signed() -> None:
+    values = [0.1, float("nan"), 0.3, float("inf"), 0.2]
+    row = stat_row(values, STATS, signed=False, metric="m", n_seeds=5)
+    assert row["metric"] == "m" and row["n_seeds"] == 5
+    assert row["n"] == 3 and row["n_undefined"] == 2
+    assert row["mean"] == pytest.approx(0.2)
+    expected = describe([0.1, 0.3, 0.2], resamples=500, seed=7, level=0.95).as_dict()
+    assert {k: row[k] for k in expected} == expected
+    assert not set(TEST_COLUMNS) & set(row)
+    signed = stat_row(values, STATS, signed=True)
+    tests = paired_tests([0.1, 0.3, 0.2]).as_dict()
+    assert {k: signed[k] for k in TEST_COLUMNS} == {k: tests[k] for k in TEST_COLUMNS}
+    assert signed["n_pos"] == 3
+
+
+def test_stat_row_of_nothing() -> None:
+    row = stat_row([], STATS, signed=True, metric="m")
+    assert row["n"] == 0 and row["n_undefined"] == 0
+    assert math.isnan(row["mean"])
+
+
+# --------------------------------------------------------------------------- ok_rows, at_update
+
+
+def test_ok_rows_drops_every_row_of_a_diverged_seed_and_counts_it() -> None:
+    table = _comparisons({(1, 10): 0.1, (1, 20): 0.2, (2, 10): 0.3, (2, 20): None, (3, 10): 0.5})
+    ok, n_diverged = ok_rows(table)
+    assert n_diverged == 1
+    assert sorted(set(ok["seed"])) == [1, 3]  # seed 2's update-10 row goes too
+    assert len(ok) == 3
+
+
+def test_at_update_is_indexed_by_seed() -> None:
+    table = _comparisons({(1, 10): 0.1, (1, 20): 0.2, (2, 10): 0.3, (2, 20): 0.4})
+    got = at_update(table, 20, "h_repr")
+    assert got.to_dict() == {1: 0.2, 2: 0.4}
+
+
+# --------------------------------------------------------------------------- pilot
+
+
+def _endpoints(rows: list[tuple]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["seed", "endpoint", "update", "status", "h_repr"])
+
+
+NAN = float("nan")
+PILOT = {
+    "reset": _endpoints(
+        [
+            (1, "matched", 25, "ok", 0.2),
+            (2, "matched", None, "unmatched", NAN),
+            (3, "matched", 50, "ok", 0.4),
+            (1, "common_100", 100, "ok", 0.3),
+            (2, "common_100", 100, "ok", 0.5),
+            (3, "common_100", 100, "ok", 0.7),
+        ]
+    ),
+    "preserve": _endpoints(
+        [
+            (1, "matched", 25, "ok", 0.1),
+            (2, "matched", 50, "ok", 0.3),
+            (3, "matched", None, "diverged", NAN),
+            (1, "common_100", 100, "ok", 0.4),
+            (2, "common_100", 100, "ok", 0.9),
+            (3, "common_100", 100, "diverged", NAN),
+        ]
+    ),
+}
+
+
+def test_pilot_summary_per_policy_counts_and_means() -> None:
+    table = pilot_summary(PILOT, STATS)
+    row = _row(table, policy="reset", endpoint="matched")
+    assert (row["n"], row["n_seeds"], row["n_matched"]) == (2, 3, 2)
+    assert (row["n_unmatched"], row["n_diverged"]) == (1, 0)
+    assert row["mean"] == pytest.approx(0.3)
+    row = _row(table, policy="preserve", endpoint="common_100")
+    assert (row["n"], row["n_seeds"], row["n_diverged"]) == (2, 3, 1)
+    assert row["mean"] == pytest.approx(0.65)
+    assert row["n_matched"] is None or pd.isna(row["n_matched"])
+    assert set(table["metric"]) == {"h_repr"}
+
+
+def test_pilot_summary_paired_difference_preserve_minus_reset() -> None:
+    table = pilot_summary(PILOT, STATS)
+    diff = table[table["policy"] == "preserve_minus_reset"]
+    # Only common endpoints are paired: matched updates differ between the policies.
+    assert diff["endpoint"].tolist() == ["common_100"]
+    row = diff.iloc[0]
+    # Seed 1: 0.4 - 0.3; seed 2: 0.9 - 0.5; seed 3 diverged under preserve (n < n_seeds).
+    assert (row["n"], row["n_seeds"]) == (2, 3)
+    assert row["mean"] == pytest.approx(0.25)
+    assert (row["n_pos"], row["n_neg"]) == (2, 0)
+    assert row["sd"] == pytest.approx(np.std([0.1, 0.4], ddof=1))
+
+
+def test_pilot_summary_single_policy_has_no_difference() -> None:
+    table = pilot_summary({"reset": PILOT["reset"]}, STATS)
+    assert set(table["policy"]) == {"reset"}
+    assert len(table) == 2
+
+
+# --------------------------------------------------------------------------- long horizon
+
+
+LONG = _comparisons(
+    {
+        (1, 10): 0.30,
+        (1, 25): 0.28,
+        (1, 50): 0.25,
+        (2, 10): 0.20,
+        (2, 25): 0.15,
+        (2, 50): 0.10,
+        (3, 10): 0.40,
+        (3, 25): 0.42,
+        (3, 50): 0.45,
+        (4, 10): 0.90,
+        (4, 25): 0.80,
+        (4, 50): None,  # diverged in the extended segment: the whole seed is excluded
+    }
+)
+
+
+def test_long_summary_change_is_paired_end_minus_start() -> None:
+    table = long_summary(LONG, [10, 25, 50], 10, 50, STATS)
+    change = _row(table, metric="h_repr_change")
+    assert change["update"] == "50-10"
+    # Per seed 0.25 - 0.30, 0.10 - 0.20, 0.45 - 0.40: paired, so the sd is of these.
+    d = [-0.05, -0.10, 0.05]
+    assert change["n"] == 3
+    assert change["mean"] == pytest.approx(np.mean(d))
+    assert change["sd"] == pytest.approx(np.std(d, ddof=1))
+    assert (change["n_pos"], change["n_neg"]) == (1, 2)
+    assert change["t"] == pytest.approx(paired_tests(np.array(d)).t)
+    assert (change["n_seeds"], change["n_diverged"]) == (4, 1)
+
+
+def test_long_summary_metric_rows() -> None:
+    table = long_summary(LONG, [10, 25, 50], 10, 50, STATS)
+    assert len(table) == 3 * len(studies.LONG_METRICS) + 1
+    row = _row(table, metric="h_repr", update=10)
+    assert row["n"] == 3  # seed 4 excluded, but counted
+    assert row["mean"] == pytest.approx(0.3)
+    assert (row["n_seeds"], row["n_diverged"]) == (4, 1)
+    assert "t" not in row or pd.isna(row["t"])  # unsigned
+    assert _row(table, metric="acc_gap_pp", update=50)["mean"] == pytest.approx(2 * 0.8 / 3)
+
+
+# --------------------------------------------------------------------------- noise floor
+
+
+def _noise_floor_inputs():
+    orders = _comparisons({(1, 25): 0.5, (1, 100): 0.4, (2, 100): 0.6, (3, 100): None})
+    orders = pd.concat([orders, _comparisons({(4, 100): 0.7})], ignore_index=True)
+    floors = {
+        "ABC": _comparisons(
+            {(1, 25): 0.1, (1, 100): 0.2, (2, 100): 0.3, (3, 100): 0.1, (4, 100): None}
+        ),
+        "BAC": _comparisons(
+            {(1, 25): 0.3, (1, 100): 0.1, (2, 100): 0.1, (3, 100): 0.1, (4, 100): 0.2}
+        ),
+    }
+    matches = pd.DataFrame(
+        {
+            "seed": [1, 2, 3, 4],
+            "status": ["matched", "unmatched", "diverged", "matched"],
+            "matched_update": pd.array([25, pd.NA, pd.NA, 100], dtype="Int64"),
+        }
+    )
+    return orders, floors, matches
+
+
+def test_noise_floor_table_excess_is_order_minus_mean_floor() -> None:
+    table = noise_floor_table(*_noise_floor_inputs(), common_endpoint=100)
+    assert len(table) == 8  # every seed at both endpoints
+    row = _row(table, seed=1, endpoint="matched")
+    assert (row["status"], row["update"]) == ("ok", 25)
+    assert row["h_order"] == 0.5
+    assert (row["h_floor_ABC"], row["h_floor_BAC"]) == (0.1, 0.3)
+    assert row["h_floor"] == pytest.approx(0.2)
+    assert row["excess"] == pytest.approx(0.3)
+    row = _row(table, seed=1, endpoint="common_100")
+    assert row["excess"] == pytest.approx(0.4 - 0.15)
+    row = _row(table, seed=2, endpoint="common_100")
+    assert row["status"] == "ok" and row["excess"] == pytest.approx(0.6 - 0.2)
+    assert _row(table, seed=2, endpoint="matched")["status"] == "unmatched"
+    # Seed 3: the order pair diverged; seed 4: a same-order replicate diverged.
+    for seed in (3, 4):
+        for endpoint in ("matched", "common_100"):
+            row = _row(table, seed=seed, endpoint=endpoint)
+            assert row["status"] == "diverged"
+            assert pd.isna(row["excess"])
+    assert str(table["update"].dtype) == "Int64"
+
+
+def test_noise_floor_summary_counts_and_means() -> None:
+    per_seed = noise_floor_table(*_noise_floor_inputs(), common_endpoint=100)
+    table = noise_floor_summary(per_seed, STATS)
+    assert set(table["metric"]) == {"excess", "h_order", "h_floor", "h_floor_ABC", "h_floor_BAC"}
+    row = _row(table, endpoint="common_100", metric="excess")
+    assert row["n"] == 2 and row["mean"] == pytest.approx((0.25 + 0.4) / 2)
+    assert (row["n_seeds"], row["n_unmatched"], row["n_diverged"]) == (4, 0, 2)
+    assert not pd.isna(row["p_t"])  # the excess is signed: tested against zero
+    row = _row(table, endpoint="matched", metric="excess")
+    assert row["n"] == 1 and row["mean"] == pytest.approx(0.3)
+    assert (row["n_seeds"], row["n_unmatched"], row["n_diverged"]) == (4, 1, 2)
+    assert pd.isna(_row(table, endpoint="matched", metric="h_order")["p_t"])
+
+
+# --------------------------------------------------------------------------- activation
+
+
+def test_activation_delta_is_leaky_minus_relu_paired_by_seed() -> None:
+    relu = _comparisons({(1, 100): 0.2, (2, 100): 0.3, (3, 100): 0.4})
+    leaky = _comparisons({(1, 100): 0.5, (2, 100): 0.1, (3, 100): None})
+    table = activation_summary(relu, leaky, [100], STATS)
+    delta = _row(table, metric="delta_h_repr", update=100)
+    assert delta["n"] == 2
+    assert delta["mean"] == pytest.approx((0.3 - 0.2) / 2)
+    assert (delta["n_pos"], delta["n_neg"]) == (1, 1)
+    assert (delta["n_seeds"], delta["n_diverged_relu"], delta["n_diverged_leaky"]) == (3, 0, 1)
+    assert _row(table, metric="h_repr_relu")["n"] == 3
+    assert _row(table, metric="h_repr_relu")["mean"] == pytest.approx(0.3)
+    assert _row(table, metric="h_repr_leaky_relu")["n"] == 2
+    assert _row(table, metric="disagreement_pct_leaky_relu")["mean"] == pytest.approx(3.0)
+    assert len(table) == 1 + 2 * len(studies.ACTIVATION_METRICS)
+
+
+def test_activation_summary_one_block_per_update() -> None:
+    relu = _comparisons({(1, 10): 0.2, (1, 20): 0.1, (2, 10): 0.4, (2, 20): 0.3})
+    leaky = _comparisons({(1, 10): 0.3, (1, 20): 0.3, (2, 10): 0.4, (2, 20): 0.1})
+    table = activation_summary(relu, leaky, [10, 20], STATS)
+    assert _row(table, metric="delta_h_repr", update=10)["mean"] == pytest.approx(0.05)
+    assert _row(table, metric="delta_h_repr", update=20)["mean"] == pytest.approx(0.0)
+
+
+# --------------------------------------------------------------------------- learning rate
+
+
+def _traces(verdicts: dict[float, list[bool]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"lr": lr, "finite": f} for lr, finite in verdicts.items() for f in finite],
+        columns=["lr", "finite"],
+    )
+
+
+CANDIDATES = [0.05, 0.045, 0.04]
+
+
+def test_select_rate_picks_highest_all_finite_candidate() -> None:
+    traces = _traces({0.05: [True, False], 0.045: [True, True], 0.04: [True, True]})
+    assert select_rate(CANDIDATES, traces) == 0.045
+    # Candidate order in the config does not matter; the search goes from the top.
+    assert select_rate(list(reversed(CANDIDATES)), traces) == 0.045
+    assert select_rate(CANDIDATES, _traces({0.05: [True, True]})) == 0.05
+
+
+def test_select_rate_stops_at_the_first_stable_or_untried_candidate() -> None:
+    # A lower candidate is never chosen over a stable higher one...
+    assert select_rate(CANDIDATES, _traces({0.05: [True], 0.045: [False], 0.04: [True]})) == 0.05
+    # ...and the search stops at a candidate that was not traced.
+    assert select_rate(CANDIDATES, _traces({0.05: [False], 0.04: [True]})) is None
+
+
+def test_select_rate_none_when_nothing_is_stable() -> None:
+    traces = _traces({0.05: [False], 0.045: [True, False], 0.04: [False, False]})
+    assert select_rate(CANDIDATES, traces) is None
+    assert select_rate(CANDIDATES, _traces({})) is None
+
+
+def test_select_rate_matches_rates_read_back_from_text() -> None:
+    traces = _traces({0.05: [False], 0.045 + 1e-12: [True]})
+    assert select_rate(CANDIDATES, traces) == 0.045
+
+
+def test_lr_search_table() -> None:
+    traces = _traces({0.05: [True, False], 0.045: [True, True]})
+    table = lr_search_table(CANDIDATES, traces, 0.045)
+    assert table["lr"].tolist() == CANDIDATES
+    assert table["tried"].tolist() == [True, True, False]
+    assert table["n_traces"].tolist() == [2, 2, 0]
+    assert table["n_finite"].tolist() == [1, 2, 0]
+    assert table["all_finite"].tolist() == [False, True, False]
+    assert table["selected"].tolist() == [False, True, False]
+    none = lr_search_table(CANDIDATES, traces, None)
+    assert not none["selected"].any()
+
+
+# --------------------------------------------------------------------------- probes
+
+
+TOST = {"tost_budget": 500, "tost_margin_pp": 0.5, "tost_alpha": 0.05}
+
+
+def _probe_per_seed() -> pd.DataFrame:
+    rows = []
+    diffs = {1: (1.0, 0.1), 2: (-1.0, -0.1), 3: (2.0, 0.2), 4: (0.0, 0.0)}
+    for seed, per_budget in diffs.items():
+        for budget, diff in zip((25, 500), per_budget, strict=True):
+            acc_bac = 80.0 if budget == 25 else 95.0
+            rows.append(
+                {
+                    "seed": seed,
+                    "budget": budget,
+                    "n_probe_seeds": 5 if budget == 25 else 1,
+                    "acc_ABC": acc_bac + diff,
+                    "acc_BAC": acc_bac,
+                    "diff_pp": diff,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_probes_summary_per_budget() -> None:
+    table = probes_summary(_probe_per_seed(), TOST, STATS)
+    assert table["budget"].tolist() == [25, 500]
+    row = _row(table, budget=25)
+    assert row["metric"] == "probe_acc_diff_pp"
+    assert (row["n"], row["n_seeds"], row["n_probe_seeds"]) == (4, 4, 5)
+    assert row["mean"] == pytest.approx(0.5)
+    assert row["acc_ABC_mean"] == pytest.approx(80.5)
+    assert row["acc_BAC_mean"] == pytest.approx(80.0)
+    assert (row["n_pos"], row["n_neg"], row["n_zero"]) == (2, 1, 1)
+
+
+def test_probes_summary_tost_only_at_the_tost_budget() -> None:
+    table = probes_summary(_probe_per_seed(), TOST, STATS)
+    tost_columns = ["tost_margin_pp", "tost_p", "tost_ci_low", "tost_ci_high", "tost_equivalent"]
+    assert set(tost_columns) <= set(table.columns)
+    assert table.loc[table["budget"] == 25, tost_columns].isna().all(axis=None)
+    row = _row(table, budget=500)
+    expected = tost(np.array([0.1, -0.1, 0.2, 0.0]), 0.5, alpha=0.05)
+    assert row["tost_margin_pp"] == 0.5
+    assert row["tost_p"] == pytest.approx(expected.p)
+    assert (row["tost_ci_low"], row["tost_ci_high"]) == pytest.approx(
+        (expected.ci_low, expected.ci_high)
+    )
+    assert bool(row["tost_equivalent"]) == expected.equivalent
+
+
+def test_probes_summary_without_the_tost_budget_has_no_tost_fields() -> None:
+    table = probes_summary(_probe_per_seed(), {**TOST, "tost_budget": 100}, STATS)
+    assert not any(c.startswith("tost_") for c in table.columns)
+
+
+def test_per_seed_differences_means_over_probe_seeds() -> None:
+    rows = pd.DataFrame(
+        {
+            "seed": [2, 2, 1, 1, 1],
+            "budget": [50, 50, 50, 50, 25],
+            "probe_seed": [777, 1777, 777, 1777, 777],
+            "acc_ABC": [90.0, 92.0, 80.0, 84.0, 70.0],
+            "acc_BAC": [89.0, 89.0, 82.0, 82.0, 71.0],
+            "diff_pp": [1.0, 3.0, -2.0, 2.0, -1.0],
+        }
+    )
+    out = per_seed_differences(rows)
+    assert out.columns.tolist() == [
+        "seed",
+        "budget",
+        "n_probe_seeds",
+        "acc_ABC",
+        "acc_BAC",
+        "diff_pp",
+    ]
+    assert out[["seed", "budget"]].values.tolist() == [[1, 25], [1, 50], [2, 50]]
+    assert out["n_probe_seeds"].tolist() == [1, 2, 2]
+    assert out["diff_pp"].tolist() == [-1.0, 0.0, 2.0]
+    assert out["acc_ABC"].tolist() == [70.0, 82.0, 91.0]
+    with pytest.raises(ValueError, match="duplicate"):
+        per_seed_differences(pd.concat([rows, rows.iloc[:1]]))
+    with pytest.raises(ValueError, match="diff_pp"):
+        per_seed_differences(rows.drop(columns="diff_pp"))
+
+
+def test_per_seed_differences_still_importable_from_probes() -> None:
+    assert probes.per_seed_differences is per_seed_differences

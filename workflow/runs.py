@@ -1,0 +1,80 @@
+"""A run's identity and the in-memory data it trains and is evaluated on.
+
+    run = RunId.from_wildcards(snakemake.wildcards)
+    data = training_data(arrays, run.protocol, config)
+
+A run is (protocol, activation, lr, optimizer policy, data stream, seed, order). Every study is a
+view on runs, so a run is trained once however many studies use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from workflow.data import MnistArrays
+from workflow.tasks import EvaluationImages, evaluation_images, training_tasks
+from workflow.train import TrainingData, normalize
+
+
+@dataclass(frozen=True)
+class RunId:
+    protocol: str
+    act: str
+    lr: float
+    optim: str
+    stream: int
+    seed: int
+    order: str
+
+    @classmethod
+    def from_wildcards(cls, wildcards: Mapping[str, str]) -> RunId:
+        return cls(
+            protocol=wildcards["protocol"],
+            act=wildcards["act"],
+            lr=float(wildcards["lr"]),
+            optim=wildcards["optim"],
+            stream=int(wildcards["stream"]),
+            seed=int(wildcards["seed"]),
+            order=wildcards["order"],
+        )
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def rotated_copies(images: torch.Tensor) -> torch.Tensor:
+    """Images followed by the same images rotated 90 degrees counter-clockwise."""
+    return torch.cat([images, torch.rot90(images, 1, dims=(-2, -1))])
+
+
+def training_data(arrays: MnistArrays, protocol: str, config: dict) -> TrainingData:
+    norm = config["data"]["normalize"]
+    tasks = training_tasks(protocol, arrays.train_labels, config["tasks"], config["data"]["subset"])
+    images = normalize(arrays.train_images, norm["mean"], norm["std"])
+    labels = torch.from_numpy(arrays.train_labels.astype(np.int64))
+    if protocol == "rotated":
+        images, labels = rotated_copies(images), torch.cat([labels, labels])
+    return TrainingData(
+        images=images,
+        labels=labels,
+        tasks={name: torch.from_numpy(getattr(tasks, name)) for name in "ABC"},
+    )
+
+
+def evaluation_data(
+    arrays: MnistArrays, protocol: str, config: dict
+) -> tuple[torch.Tensor, torch.Tensor, EvaluationImages]:
+    """Normalized test images (rotated where the protocol says), their labels, and the layout."""
+    norm = config["data"]["normalize"]
+    layout = evaluation_images(
+        protocol, arrays.test_labels, config["tasks"]["probe_per_digit"], config["data"]["subset"]
+    )
+    images = normalize(arrays.test_images[layout.image], norm["mean"], norm["std"])
+    turned = torch.from_numpy(layout.angle == 90)
+    images[turned] = torch.rot90(images[turned], 1, dims=(-2, -1))
+    labels = torch.from_numpy(arrays.test_labels[layout.image].astype(np.int64))
+    return images, labels, layout

@@ -1,0 +1,48 @@
+"""Snakemake adapter: compare two runs of one seed at every checkpoint of a segment.
+
+The rule names the two runs (``params.first`` / ``params.second``: run identities) and gives
+their dumps and checkpoints as ``dumps_first`` ... ``checkpoints_second``.
+"""
+
+import pandas as pd
+
+from workflow.artifacts import ArtifactError, load_checkpoint, read_json, read_parquet, write_csv
+from workflow.compare import compare_checkpoint
+from workflow.joblog import job_log
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+runs = {"first": smk.params.first, "second": smk.params.second}
+
+with job_log(smk.log[0]) as log:
+    records = [read_json(path) for path in smk.input.records]
+    starts = {
+        r["provenance"]["order"] + f"/stream {r['provenance']['stream']}": r["init_digest"]
+        for r in records
+    }
+    if smk.params.segment == "base" and len(set(starts.values())) != 1:
+        raise ArtifactError(
+            f"{smk.params.first} vs {smk.params.second}: the runs did not start "
+            f"from identical weights (initial digests {starts})"
+        )
+    rows = []
+    for i, update in enumerate(smk.params.updates):
+        loaded = {}
+        for which, run in runs.items():
+            table, meta = read_parquet(
+                smk.input[f"dumps_{which}"][i], expect={**run, "update": update}
+            )
+            state, _ = load_checkpoint(smk.input[f"checkpoints_{which}"][i])
+            loaded[which] = (table, meta, state)
+        row = {"seed": runs["first"]["seed"], "update": update}
+        if all(meta["status"] == "ok" for _, meta, _ in loaded.values()):
+            (a, meta_a, state_a), (b, meta_b, state_b) = loaded["first"], loaded["second"]
+            row["pair_status"] = "ok"
+            row.update(
+                compare_checkpoint(a, b, meta_a["summary"], meta_b["summary"], state_a, state_b)
+            )
+            log(f"update {update}: H_repr {row['h_repr']:.4f}, gap {row['acc_gap_pp']:.2f} pp")
+        else:
+            row["pair_status"] = "diverged"
+            log(f"update {update}: a run diverged before this checkpoint")
+        rows.append(row)
+    write_csv(smk.output.comparison, pd.DataFrame(rows))

@@ -1,0 +1,66 @@
+"""Snakemake adapter: draw one figure (``params.figure``) from its tables, as PNG and PDF."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from workflow import figures
+from workflow.artifacts import read_csv, read_json
+from workflow.joblog import job_log
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+stats = smk.params.config["statistics"]
+ci = {
+    "resamples": stats["bootstrap_resamples"],
+    "seed": stats["bootstrap_seed"],
+    "level": stats["ci_level"],
+}
+endpoint = f"common_{stats['common_endpoint']}"
+
+
+def table(name):
+    paths = smk.input[name]
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    return pd.concat([read_csv(path) for path in paths], ignore_index=True)
+
+
+def ok(comparisons):
+    return comparisons[comparisons["pair_status"] == "ok"]
+
+
+def lr_search():
+    search = table("table")
+    return figures.lr_search(
+        search[search["seed"].notna()], selected=search.loc[search["selected"], "lr"].max()
+    )
+
+
+def activation():
+    lr = read_json(smk.input.selection)["lr"]
+    if lr is None:
+        empty = pd.DataFrame(columns=["seed", "update", "h_repr"])
+        return figures.activation_trajectories(empty, empty, float("nan"), **ci)
+    relu = ok(pd.concat([table("relu_base"), table("relu_extended")]))
+    leaky = ok(pd.concat([table("leaky_relu_base"), table("leaky_relu_extended")]))
+    return figures.activation_trajectories(relu, leaky, lr, **ci)
+
+
+DRAW = {
+    "main_h_repr": lambda: figures.h_repr_trajectories(ok(table("comparisons")), **ci),
+    "main_behaviour": lambda: figures.behaviour_trajectories(ok(table("comparisons")), **ci),
+    "main_layer_cka": lambda: figures.layer_cka(table("per_seed"), "matched", **ci),
+    "long_horizon": lambda: figures.long_horizon(ok(table("comparisons")), **ci),
+    "probe_differences": lambda: figures.probe_differences(
+        table("per_seed"), smk.params.config["margin_pp"], **ci
+    ),
+    "lr_search": lr_search,
+    "rotated_vs_split": lambda: figures.rotated_vs_split(
+        table("split"), table("rotated"), endpoint, **ci
+    ),
+    "noise_floor": lambda: figures.noise_floor(table("per_seed"), **ci),
+    "activation": activation,
+}
+
+with job_log(smk.log[0]) as log:
+    paths = figures.save_figure(DRAW[smk.params.figure](), Path(smk.output[0]).with_suffix(""))
+    log(f"wrote {', '.join(map(str, paths))}")

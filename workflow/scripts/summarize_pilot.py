@@ -1,0 +1,13 @@
+"""Snakemake adapter: the pilot study (optimizer state at C preserved vs reset)."""
+
+from workflow.artifacts import read_csv, write_csv
+from workflow.joblog import job_log
+from workflow.studies import pilot_summary
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+
+with job_log(smk.log[0]) as log:
+    tables = dict(zip(smk.params.policies, map(read_csv, smk.input.per_seed), strict=True))
+    summary = pilot_summary(tables, smk.params.config["statistics"])
+    write_csv(smk.output.summary[0], summary)
+    log(summary.to_string(index=False))

@@ -1,0 +1,46 @@
+"""Snakemake adapter: one short trace of the stability search (phases 1-2 plus a few C updates)."""
+
+from pathlib import Path
+
+from workflow.artifacts import write_json
+from workflow.data import load_npz
+from workflow.joblog import job_log
+from workflow.model import ModelSpec, build_model
+from workflow.provenance import record
+from workflow.runs import RunId, training_data
+from workflow.train import TrainSettings, configure_torch, train_history
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+cfg = smk.params.config
+run = RunId.from_wildcards(
+    {
+        **smk.wildcards,
+        "protocol": "class_split",
+        "act": "leaky_relu",
+        "optim": smk.params.optim,
+        "stream": "0",
+    }
+)
+updates = smk.params.trace_updates
+settings = TrainSettings.from_config(
+    cfg["training"], lr=run.lr, optimizer_at_common=run.optim, checkpoints=(updates,)
+)
+
+with job_log(smk.log[0]) as log:
+    configure_torch(settings.torch_threads)
+    arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
+    data = training_data(arrays, run.protocol, cfg)
+    model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
+    outcome, _ = train_history(model, data, run.order, run.seed, settings, lambda *_: None, log=log)
+    losses = outcome.phases[-1].get("interval_loss", {}) if outcome.status == "ok" else {}
+    write_json(
+        smk.output.trace,
+        {
+            **run.as_dict(),
+            "finite": outcome.status == "ok",
+            "diverged_at": outcome.diverged_at,
+            "final_loss": losses.get(updates),
+            "provenance": record(cfg, smk.params.code),
+        },
+    )
+    log(f"lr {run.lr}: {'finite' if outcome.status == 'ok' else 'diverged'}")

@@ -1,0 +1,52 @@
+"""Snakemake adapter: frozen fc1 linear probes for both networks of one main-study seed."""
+
+from pathlib import Path
+
+import torch
+
+from workflow.artifacts import load_checkpoint, write_csv
+from workflow.data import load_npz
+from workflow.joblog import job_log
+from workflow.model import HistoryNet, ModelSpec
+from workflow.probes import ProbeSettings, probe_pair
+from workflow.runs import evaluation_data
+from workflow.tasks import first_per_digit
+from workflow.train import configure_torch, normalize
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+cfg = smk.params.config
+seed = int(smk.wildcards.seed)
+settings = ProbeSettings.from_config(smk.params.probes)
+
+with job_log(smk.log[0]) as log:
+    configure_torch(cfg["training"]["torch_threads"])
+    arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
+    norm = cfg["data"]["normalize"]
+    train_images = normalize(arrays.train_images, norm["mean"], norm["std"])
+    candidates = first_per_digit(arrays.train_labels, cfg["data"]["subset"]["train_per_digit"])
+    images, labels, layout = evaluation_data(arrays, "class_split", cfg)
+    probe = torch.from_numpy(layout.probe)
+    backbones = {}
+    spec = ModelSpec.from_config({**cfg["model"], "activation": smk.params.activation})
+    for order, path in zip(("ABC", "BAC"), smk.input.checkpoints, strict=True):
+        state, meta = load_checkpoint(path)
+        if meta["status"] != "ok" or meta["seed"] != seed or meta["order"] != order:
+            raise ValueError(
+                f"{path}: expected an ok checkpoint of seed {seed} order {order}, "
+                f"found status {meta['status']} seed {meta['seed']} "
+                f"order {meta['order']}"
+            )
+        backbones[order] = HistoryNet(spec)
+        backbones[order].load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    rows = probe_pair(
+        backbones,
+        train_images,
+        arrays.train_labels,
+        candidates,
+        images[probe],
+        labels[probe],
+        settings,
+    )
+    rows.insert(0, "seed", seed)
+    write_csv(smk.output.probes, rows)
+    log(f"seed {seed}: backbones unchanged by probing\n{rows.to_string(index=False)}")
