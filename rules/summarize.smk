@@ -2,7 +2,6 @@
 # one matching and summary rule; the other studies have a summary rule each.
 
 
-
 rule select_matches:
     input:
         comparisons=view_comparisons,

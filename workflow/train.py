@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -78,6 +79,8 @@ class Diverged(Exception):
 def configure_torch(threads: int) -> None:
     """Deterministic kernels and a fixed thread count: the conditions for bit-exact reruns."""
     torch.set_num_threads(threads)
+    # cuBLAS is deterministic only with a fixed workspace; it must be set before CUDA starts.
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     # The public torch.use_deterministic_algorithms also imports torch._inductor to set its
     # flag, which costs about 1.5 s per job; nothing here compiles, so set the core flag alone.
     if hasattr(torch._C, "_set_deterministic_algorithms"):
