@@ -1,9 +1,15 @@
 # Helpers shared by the rules: validation, run identities, study -> run mapping, config slices.
 import json
+import os
 from pathlib import Path
 
 from workflow.config import validate_config
 from workflow.provenance import code_version
+from workflow.train import HEAP_ENVIRONMENT
+
+# Every job inherits these before its Python starts (see workflow.train.HEAP_ENVIRONMENT).
+for key, value in HEAP_ENVIRONMENT.items():
+    os.environ.setdefault(key, value)
 
 # Stops before any job, naming the offending key.
 validate_config(config)

@@ -95,19 +95,27 @@ def configure_torch(threads: int) -> None:
     _keep_heap()
 
 
+# glibc settings that keep freed activation buffers in the heap instead of returning them to the
+# OS every step (thousands of page faults a step otherwise). Jobs get them as environment
+# variables before Python starts (see rules/common.smk); _keep_heap applies them at run time to
+# processes started any other way.
+HEAP_ENVIRONMENT = {
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+    "MALLOC_TRIM_THRESHOLD_": str((1 << 31) - 1),
+    "MALLOC_TOP_PAD_": str(256 << 20),
+}
+
+
 def _keep_heap() -> None:
-    """Stop glibc handing activation buffers back to the OS every step (page-fault storms)."""
+    if all(os.environ.get(key) == value for key, value in HEAP_ENVIRONMENT.items()):
+        return
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
         return
-    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
-    for option, value in (
-        (m_mmap_threshold, 1 << 30),
-        (m_trim_threshold, (1 << 31) - 1),
-        (m_top_pad, 256 << 20),
-    ):
-        libc.mallopt(option, value)
+    options = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}
+    for key, value in HEAP_ENVIRONMENT.items():
+        libc.mallopt(options[key], int(value))
 
 
 def normalize(images: np.ndarray, mean: float, std: float) -> torch.Tensor:
