@@ -19,7 +19,7 @@ include: "rules/common.smk"
 wildcard_constraints:
     protocol="class_split|rotated",
     act="relu|leaky_relu",
-    lr=r"[0-9.e-]+",
+    lr=r"[0-9.e+-]+",
     optim="reset|preserve",
     stream=r"\d+",
     seed=r"\d+",
@@ -35,6 +35,7 @@ include: "rules/summarize.smk"
 include: "rules/activation.smk"
 include: "rules/probes.smk"
 include: "rules/figures.smk"
+include: "rules/audit.smk"
 
 
 SUMMARIES = [
@@ -53,3 +54,4 @@ rule all:
     input:
         expand("results/summary/{study}.csv", study=SUMMARIES),
         expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
+        "results/audit/determinism.csv",

@@ -99,6 +99,18 @@ def read_json(path):
 
 STUDIES = config["studies"]
 STATISTICS = slice_config("statistics")
+# What a dump depends on; the comparisons check that every dump they read was made with it.
+DUMP_CONFIG = slice_config(
+    "data.digests",
+    "data.normalize",
+    "data.subset",
+    "tasks.probe_per_digit",
+    "model",
+    "training.torch_threads",
+    "training.device",
+    "evaluation",
+    drop=("model.activation",),
+)
 SUMMARY = "results/summary/{study}.csv"
 PER_SEED = "results/tables/{study}_per_seed.csv"
 PAIR_VIEWS = {

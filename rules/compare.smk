@@ -27,6 +27,7 @@ for segment, updates in SEGMENTS.items():
             second=lambda w: identity(w, order="BAC"),
             segment=segment,
             updates=updates,
+            dump_config=DUMP_CONFIG,
             code=code("compare_runs"),
         script:
             adapter("compare_runs")
@@ -54,6 +55,7 @@ for segment, updates in SEGMENTS.items():
             second=lambda w: identity(w),
             segment=segment,
             updates=updates,
+            dump_config=DUMP_CONFIG,
             code=code("compare_runs"),
         script:
             adapter("compare_runs")

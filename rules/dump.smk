@@ -31,17 +31,7 @@ for segment, updates in SEGMENTS.items():
         resources:
             mem_mb=3000,
         params:
-            config=slice_config(
-                "data.digests",
-                "data.normalize",
-                "data.subset",
-                "tasks.probe_per_digit",
-                "model",
-                "training.torch_threads",
-                "training.device",
-                "evaluation",
-                drop=("model.activation",),
-            ),
+            config=DUMP_CONFIG,
             code=code("dump_representations"),
         script:
             adapter("dump_representations")

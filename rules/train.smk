@@ -10,7 +10,12 @@ TRAINING_CONFIG = slice_config(
     "model",
     "training",
     # Set per run by its path (the run identity), never read from here.
-    drop=("model.activation", "training.lr", "training.optimizer_at_common"),
+    drop=(
+        "model.activation",
+        "training.lr",
+        "training.optimizer_at_common",
+        "training.state_every",
+    ),
 )
 
 
@@ -38,6 +43,7 @@ rule train_history:
         config=TRAINING_CONFIG,
         segment="base",
         updates=SEGMENTS["base"],
+        state_every=config["training"]["state_every"],
         code=code("train_history"),
     script:
         adapter("train_history")
@@ -67,6 +73,7 @@ rule extend_history:
         config=TRAINING_CONFIG,
         segment="extended",
         updates=SEGMENTS["extended"],
+        state_every=config["training"]["state_every"],
         code=code("train_history"),
     script:
         adapter("train_history")

@@ -59,8 +59,10 @@ TORCH_FREE_ADAPTERS = [
     "select_learning_rate",
     "check_stability",
     "plot_figure",
+    "audit_determinism",
 ]
 TORCH_ADAPTERS = [
+    "audit_run",
     "prepare_mnist",
     "train_history",
     "dump_representations",

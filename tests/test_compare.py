@@ -437,3 +437,17 @@ def test_read_parquet_rejects_foreign_files(tmp_path) -> None:
     junk.write_text(json.dumps({"not": "parquet"}))
     with pytest.raises(ArtifactError):
         read_parquet(junk)
+
+
+def test_read_parquet_names_the_config_keys_that_differ(tmp_path) -> None:
+    import pyarrow as pa
+
+    from workflow.artifacts import ArtifactError, read_parquet, write_parquet
+
+    path = tmp_path / "dump.parquet"
+    config = {"evaluation": {"batch_size": 1000}, "model": {"hidden": 128}}
+    write_parquet(path, pa.table({"x": [1]}), {"seed": 1, "config": config})
+    read_parquet(path, expect={"seed": 1, "config": config})
+    expected = {"evaluation": {"batch_size": 500}, "model": {"hidden": 128}}
+    with pytest.raises(ArtifactError, match=r"evaluation\.batch_size"):
+        read_parquet(path, expect={"config": expected})

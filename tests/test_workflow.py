@@ -14,10 +14,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import yaml
+
+from workflow.artifacts import load_checkpoint, save_checkpoint
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -253,3 +256,70 @@ def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
     # main, pilot preserve, rotated, LeakyReLU (ReLU at 0.05 is main)
     assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2
     assert not {rule for rule in jobs if rule.startswith(("train", "extend", "dump", "trace"))}
+
+
+def test_diverging_runs_are_recorded_and_counted_not_dropped(tmp_path):
+    workdir = copy_repo(tmp_path)
+    config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
+    config["training"]["lr"] = 1e25  # deliberately unstable: the weights overflow
+    config["studies"]["main"]["seeds"] = [101]
+    (workdir / "unstable.yaml").write_text(yaml.safe_dump(config))
+    snakemake(workdir, "results/summary/main.csv", "--configfile", "unstable.yaml")
+    run = workdir / "results/runs/protocol~class_split/act~relu/lr~1e+25/optim~reset/stream~0"
+    record = json.loads((run / "seed~101/order~ABC/run.json").read_text())
+    assert record["status"] == "diverged"
+    assert record["diverged_at"]["phase"] in {"phase1", "phase2", "common"}
+    assert isinstance(record["diverged_at"]["update"], int)
+    per_seed = pd.read_csv(workdir / "results/tables/main_per_seed.csv")
+    assert set(per_seed["status"]) == {"diverged"}
+    summary = pd.read_csv(workdir / "results/summary/main.csv")
+    assert (summary["n_diverged"] == 1).all()
+    assert (summary["n"] == 0).all()
+
+
+def test_a_truncated_dump_stops_the_comparison_naming_the_file(smoke_run):
+    """Changes a dump of the shared smoke run: only tests after this one may run later."""
+    dump = smoke_run / MAIN_RUN / "seed~202/order~BAC/dumps/update~50.parquet"
+    dump.write_bytes(dump.read_bytes()[:1000])
+    target = f"{MAIN_RUN}/seed~202/ABC_vs_BAC/base.csv"
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "1", target, "--configfile", "config/smoke.yaml"],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode != 0
+    log = smoke_run / f"logs/{MAIN_RUN.removeprefix('results/')}/seed~202/ABC_vs_BAC/base.log"
+    assert "update~50.parquet: not a readable histres dump" in log.read_text()
+
+
+def test_determinism_audit_passes_and_catches_a_changed_checkpoint(smoke_run):
+    """Runs last: it changes a checkpoint of the shared smoke run."""
+    audit = pd.read_csv(smoke_run / "results/audit/determinism.csv")
+    assert len(audit) == 2 * len(
+        yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())["training"]["checkpoints"]
+    )
+    assert audit["identical"].all()
+    path = smoke_run / MAIN_RUN / "seed~101/order~ABC/checkpoints/update~100.npz"
+    state, meta = load_checkpoint(path)
+    state["fc2.bias"] = state["fc2.bias"] + np.float32(1e-3)
+    save_checkpoint(path, state, meta)
+    result = subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--cores",
+            "2",
+            "results/audit/determinism.csv",
+            "--configfile",
+            "config/smoke.yaml",
+        ],
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode != 0
+    log = (smoke_run / "logs/audit/determinism.log").read_text()
+    assert "determinism audit failed: 1 of" in log
+    assert "update~100.npz" in log

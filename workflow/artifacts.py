@@ -117,7 +117,25 @@ def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None):
         raise ArtifactError(f"{path}: not a readable histres dump ({error})") from error
     for key, value in (expect or {}).items():
         if meta.get(key) != value:
+            # A config mismatch prints as two large dicts: name the keys that differ.
+            found = meta.get(key)
+            if isinstance(value, dict) and isinstance(found, dict):
+                found, value = _differences(found, value)
             raise ArtifactError(
-                f"{path}: provenance {key}={meta.get(key)!r} but this rule expects {value!r}"
+                f"{path}: provenance {key}={found!r} but this rule expects {value!r}"
             )
     return table, meta
+
+
+def _differences(found: dict, expected: dict, prefix: str = "") -> tuple[dict, dict]:
+    """The dotted keys where two nested dicts differ, with each side's value."""
+    left, right = {}, {}
+    for key in sorted(set(found) | set(expected), key=str):
+        a, b = found.get(key), expected.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            sub_left, sub_right = _differences(a, b, f"{prefix}{key}.")
+            left.update(sub_left)
+            right.update(sub_right)
+        elif a != b:
+            left[f"{prefix}{key}"], right[f"{prefix}{key}"] = a, b
+    return left, right

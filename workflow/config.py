@@ -63,6 +63,9 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
         duplicates = sorted({s for s in seeds if seeds.count(s) > 1})
         if duplicates:
             messages.append(f"config key studies.{name}.seeds: duplicate seeds {duplicates}")
+    unknown = sorted(set(config["audit"]["seeds"]) - set(config["studies"]["main"]["seeds"]))
+    if unknown:
+        messages.append(f"config key audit.seeds: {unknown} are not main-study seeds")
     probes = config["studies"]["probes"]
     if probes["endpoint"] not in checkpoints:
         messages.append(

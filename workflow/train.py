@@ -198,13 +198,17 @@ def train_history(
     log: Log = print,
     stream: int = 0,
     resume: dict | None = None,
+    on_state: Callable[[dict], None] | None = None,
+    state_every: int = 0,
 ) -> tuple[RunRecord, dict | None]:
     """Train ``model`` through the history ``order``; return its record and resumable state.
 
     Without ``resume``, ``model`` holds the initial weights and training runs phases 1-2, then
     C up to the last of ``settings.checkpoints``. With ``resume`` (a state returned earlier),
     C continues from where that state stopped, bit-identically to an uninterrupted run. The
-    state is None when the run diverged.
+    state is None when the run diverged. With ``on_state``, a resumable state (the same kind,
+    plus the record so far) is handed over every ``state_every`` C updates between checkpoints,
+    so a killed job can continue from it; pass only the checkpoints after its update then.
     """
     device = torch.device(settings.device)
     memory = torch.channels_last
@@ -212,6 +216,8 @@ def train_history(
     images = data.images.to(device)
     labels = data.labels.to(device)
     record = RunRecord(init_digest=params_digest(model_state(model)))
+    if resume and "record" in resume:
+        record = RunRecord(**copy.deepcopy(resume["record"]))
 
     def optimizer() -> torch.optim.Optimizer:
         return torch.optim.SGD(
@@ -241,13 +247,18 @@ def train_history(
     def task_updates(task: str) -> int:
         return math.ceil(len(data.tasks[task]) / settings.batch_size)
 
-    previous = resume["update"] if resume else 0
-    if settings.checkpoints[0] < previous:
+    resumed_at = resume["update"] if resume else 0
+    if settings.checkpoints[0] < resumed_at:
         raise ValueError(
-            f"checkpoints {settings.checkpoints} must come after the resumed update {previous}"
+            f"checkpoints {settings.checkpoints} must come after the resumed update {resumed_at}"
         )
+    # A state saved between checkpoints carries the losses since the last one.
+    pending = (
+        list(resume["pending_losses"].unbind()) if resume and "pending_losses" in resume else []
+    )
+    previous = resumed_at - len(pending)
     common_updates = max(settings.checkpoints)
-    total = common_updates - previous
+    total = common_updates - resumed_at
     if resume is None:
         total += settings.epochs_per_task * (task_updates(order[0]) + task_updates(order[1]))
     progress = _Progress(total, log)
@@ -287,14 +298,42 @@ def train_history(
             opt.load_state_dict(copy.deepcopy(resume["optimizer"]))
             batches.load_state_dict(resume["stream"])
 
-        started, interval_loss, first_c = time.perf_counter(), {}, previous
+        started, first_c = time.perf_counter(), previous
+        interval_loss = dict(resume.get("interval_loss", {})) if resume else {}
+        pending = (
+            list(resume["pending_losses"].unbind()) if resume and "pending_losses" in resume else []
+        )
+        first_c = resume.get("first_c", first_c) if resume else first_c
+
+        def snapshot(update: int, losses: list[torch.Tensor]) -> dict:
+            return {
+                "update": update,
+                "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+                "optimizer": copy.deepcopy(opt.state_dict()),
+                "stream": batches.state_dict(),
+                "pending_losses": torch.stack(losses).cpu() if losses else torch.empty(0),
+                "interval_loss": dict(interval_loss),
+                "first_c": first_c,
+                "record": copy.deepcopy(vars(record)),
+            }
+
         for checkpoint in settings.checkpoints:
-            losses = [step(opt, next(batches)) for _ in range(checkpoint - previous)]
+            # Losses of this interval so far: a resumed state brings those it had.
+            losses, pending = pending, []
+            while previous + len(losses) < checkpoint:
+                todo = checkpoint - previous - len(losses)
+                if on_state and state_every:
+                    todo = min(todo, state_every - (previous + len(losses)) % state_every)
+                losses += [step(opt, next(batches)) for _ in range(todo)]
+                at = previous + len(losses)
+                if on_state and state_every and at % state_every == 0 and at < checkpoint:
+                    mean_loss(losses, "common", previous + 1)  # never save a diverged state
+                    on_state(snapshot(at, losses))
             if losses:
                 interval_loss[checkpoint] = mean_loss(losses, "common", previous + 1)
             elif not _finite(model):
                 raise Diverged("common", checkpoint)
-            done += len(losses)
+            done += checkpoint - max(previous, resumed_at)
             previous = checkpoint
             model.eval()
             on_checkpoint(checkpoint, model)

@@ -29,7 +29,8 @@ with job_log(smk.log[0]) as log:
         loaded = {}
         for which, run in runs.items():
             table, meta = read_parquet(
-                smk.input[f"dumps_{which}"][i], expect={**run, "update": update}
+                smk.input[f"dumps_{which}"][i],
+                expect={**run, "update": update, "config": smk.params.dump_config},
             )
             state, _ = load_checkpoint(smk.input[f"checkpoints_{which}"][i])
             loaded[which] = (table, meta, state)

@@ -4,6 +4,9 @@ The rule says which: ``params.segment`` is "base" (from the initial weights) or 
 (from the resumable state the base segment left).
 """
 
+import contextlib
+import dataclasses
+import shutil
 from pathlib import Path
 
 import torch
@@ -12,7 +15,7 @@ from workflow.artifacts import atomic_path, save_checkpoint, write_json
 from workflow.data import load_npz
 from workflow.joblog import job_log
 from workflow.model import ModelSpec, build_model
-from workflow.provenance import record
+from workflow.provenance import canonical_json, record
 from workflow.runs import RunId, training_data
 from workflow.train import TrainSettings, configure_torch, model_state, train_history
 
@@ -20,10 +23,16 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(smk.wildcards)
 segment = smk.params.segment
+state_every = smk.params.state_every
 settings = TrainSettings.from_config(
     cfg["training"], lr=run.lr, optimizer_at_common=run.optim, checkpoints=smk.params.updates
 )
 paths = dict(zip(settings.checkpoints, map(Path, smk.output.checkpoints), strict=True))
+# Resumable states of a killed job live beside its outputs but are not outputs: Snakemake
+# removes an incomplete job's outputs before rerunning it, so checkpoints written before the
+# kill are kept here too and put back on resume.
+spare = Path(smk.output.record).parent / ".resume" / segment
+identity = canonical_json({"run": run.as_dict(), "code": smk.params.code, "config": cfg})
 
 
 def provenance(**extra):
@@ -50,9 +59,32 @@ with job_log(smk.log[0]) as log:
     )
     model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
     resume = torch.load(smk.input.state, weights_only=True) if segment == "extended" else None
+    saved = spare / "state.pt"
+    if saved.exists():
+        state = torch.load(saved, weights_only=True)
+        if state.get("identity") == identity:
+            resume = state
+            for update in state["record"]["checkpoints"]:
+                shutil.copy2(spare / f"update~{update}.npz", paths[int(update)])
+            log(f"resuming from the state saved at C update {state['update']}")
+        else:
+            log(f"ignoring {saved}: it was saved by another config or code version")
+    if resume is not None and resume["update"] is not None:
+        settings = dataclasses.replace(
+            settings, checkpoints=tuple(u for u in settings.checkpoints if u >= resume["update"])
+        )
 
     def on_checkpoint(update, model):
         save_checkpoint(paths[update], model_state(model), provenance(update=update, status="ok"))
+        if state_every:
+            spare.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(paths[update], spare / f"update~{update}.npz")
+
+    def on_state(state):
+        spare.mkdir(parents=True, exist_ok=True)
+        with atomic_path(saved) as tmp:
+            torch.save({**state, "identity": identity}, tmp)
+        log(f"resumable state saved at C update {state['update']}")
 
     outcome, state = None, None
     if resume is not None and resume["update"] is None:
@@ -70,6 +102,8 @@ with job_log(smk.log[0]) as log:
             log=log,
             stream=run.stream,
             resume=resume,
+            on_state=on_state,
+            state_every=state_every,
         )
     for update, path in paths.items():
         if outcome is None or update not in outcome.checkpoints:
@@ -80,4 +114,7 @@ with job_log(smk.log[0]) as log:
     if "state" in smk.output.keys():
         with atomic_path(smk.output.state) as tmp:
             torch.save(state or {"update": None}, tmp)
+    shutil.rmtree(spare, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        spare.parent.rmdir()  # only once no other segment's states are left
     log(f"finished with status {summary['status']}")

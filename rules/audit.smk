@@ -1,0 +1,48 @@
+# Determinism audit: retrain sampled runs in fresh processes, compare every checkpoint's digest.
+
+
+rule audit_run:
+    input:
+        mnist=rules.prepare_mnist.output.npz,
+        checkpoints=expand(
+            f"{RUN}/checkpoints/update~{{update}}.npz",
+            update=SEGMENTS["base"],
+            allow_missing=True,
+        ),
+    output:
+        audit=f"results/audit/{RUN_ID}.csv",
+    log:
+        f"logs/audit/{RUN_ID}.log",
+    benchmark:
+        f"benchmarks/audit/{RUN_ID}.tsv"
+    conda:
+        "../envs/histres.yaml"
+    threads: config["training"]["torch_threads"]
+    resources:
+        mem_mb=4000,
+    params:
+        config=TRAINING_CONFIG,
+        updates=SEGMENTS["base"],
+        code=code("audit_run"),
+    script:
+        adapter("audit_run")
+
+
+rule audit_determinism:
+    input:
+        expand(
+            f"results/audit/{RUN_ID}.csv",
+            **group(),
+            seed=config["audit"]["seeds"],
+            order=config["audit"]["orders"],
+        ),
+    output:
+        audit="results/audit/determinism.csv",
+    log:
+        "logs/audit/determinism.log",
+    conda:
+        "../envs/histres.yaml"
+    params:
+        code=code("audit_determinism"),
+    script:
+        adapter("audit_determinism")

@@ -1,0 +1,71 @@
+"""A training job killed with SIGKILL continues from its last resumable state, bit-identically.
+
+Runs Snakemake for real in scratch copies of the repository (about 2-3 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from tests.test_workflow import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
+from workflow.artifacts import load_checkpoint
+
+pytestmark = pytest.mark.workflow
+
+RUN = f"{MAIN_RUN}/seed~101/order~ABC"
+TARGET = f"{RUN}/extension.json"
+LAST = f"{RUN}/checkpoints/update~900.npz"
+
+
+def long_config(workdir):
+    config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
+    config["training"]["extended_checkpoints"] = [500, 900]
+    config["training"]["state_every"] = 100
+    (workdir / "long.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_killed_extension_resumes_to_the_same_bits(tmp_path):
+    (tmp_path / "killed").mkdir()
+    (tmp_path / "fresh").mkdir()
+    killed = copy_repo(tmp_path / "killed")
+    long_config(killed)
+    log = killed / f"logs/{RUN.removeprefix('results/')}/extend_history.log"
+    job = subprocess.Popen(
+        [*SNAKEMAKE, "--cores", "1", TARGET, "--configfile", "long.yaml"],
+        cwd=killed,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while "state saved at C update 600" not in (log.read_text() if log.exists() else ""):
+            assert job.poll() is None, "the job ended before it could be killed"
+            assert time.monotonic() < deadline, "no resumable state within 10 minutes"
+            time.sleep(0.5)
+    finally:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait(timeout=60)
+    assert not (killed / LAST).exists()
+    snakemake(killed, "--unlock", TARGET, "--configfile", "long.yaml")
+    snakemake(killed, TARGET, "--configfile", "long.yaml", "--rerun-incomplete")
+    assert "resuming from the state saved at C update" in log.read_text()
+    assert not (killed / RUN / ".resume").exists()
+
+    fresh = copy_repo(tmp_path / "fresh")
+    long_config(fresh)
+    (fresh / "resources").mkdir()
+    shutil.copy2(killed / "resources/mnist.npz", fresh / "resources/mnist.npz")
+    snakemake(fresh, TARGET, "--configfile", "long.yaml")
+    for update in (500, 900):
+        path = f"{RUN}/checkpoints/update~{update}.npz"
+        _, resumed = load_checkpoint(killed / path)
+        _, uninterrupted = load_checkpoint(fresh / path)
+        assert resumed["params_digest"] == uninterrupted["params_digest"], update

@@ -1,0 +1,48 @@
+"""Snakemake adapter: retrain one run in this fresh process and compare every checkpoint digest."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from workflow.artifacts import load_checkpoint, write_csv
+from workflow.data import load_npz
+from workflow.joblog import job_log
+from workflow.model import ModelSpec, build_model
+from workflow.runs import RunId, training_data
+from workflow.train import TrainSettings, configure_torch, train_history
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+cfg = smk.params.config
+run = RunId.from_wildcards(smk.wildcards)
+settings = TrainSettings.from_config(
+    cfg["training"], lr=run.lr, optimizer_at_common=run.optim, checkpoints=smk.params.updates
+)
+
+with job_log(smk.log[0]) as log:
+    configure_torch(settings.torch_threads)
+    arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
+    data = training_data(arrays, run.protocol, cfg)
+    model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
+    rerun, _ = train_history(
+        model, data, run.order, run.seed, settings, lambda *_: None, log=log, stream=run.stream
+    )
+    rows = []
+    for update, path in zip(settings.checkpoints, smk.input.checkpoints, strict=True):
+        _, meta = load_checkpoint(path)
+        rows.append(
+            {
+                **run.as_dict(),
+                "update": update,
+                "checkpoint": path,
+                "original": meta["params_digest"],
+                "rerun": rerun.checkpoints.get(update),
+                "torch_threads": meta["torch_threads"],
+                "device": meta["device"],
+                "memory_format": meta["memory_format"],
+                "torch": meta["packages"]["torch"],
+            }
+        )
+    table = pd.DataFrame(rows)
+    table["identical"] = table["original"] == table["rerun"]
+    write_csv(smk.output.audit, table)
+    log(f"{int(table['identical'].sum())}/{len(table)} checkpoints bit-identical on rerun")
