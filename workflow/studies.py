@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from workflow.stats import tost
-from workflow.summary import stat_row
+from workflow.summary import stat_row, status_counts
 
 
 def ok_rows(comparisons: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -147,12 +147,7 @@ def noise_floor_table(
 def noise_floor_summary(per_seed: pd.DataFrame, stats: dict) -> pd.DataFrame:
     rows = []
     for endpoint, group in per_seed.groupby("endpoint", sort=False):
-        ok = group[group["status"] == "ok"]
-        counts = {
-            "n_seeds": len(group),
-            "n_unmatched": int((group["status"] == "unmatched").sum()),
-            "n_diverged": int((group["status"] == "diverged").sum()),
-        }
+        ok, counts = group[group["status"] == "ok"], status_counts(group)
         for metric in ("excess", "h_order", "h_floor", "h_floor_ABC", "h_floor_BAC"):
             values = ok[metric] if metric in ok else []
             rows.append(

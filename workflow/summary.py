@@ -83,17 +83,21 @@ def stat_row(values, stats: dict, signed: bool, **labels) -> dict:
     return row
 
 
+def status_counts(group: pd.DataFrame) -> dict[str, int]:
+    """How many seeds an endpoint has, and how many of them are unmatched or diverged."""
+    return {
+        "n_seeds": len(group),
+        "n_unmatched": int((group["status"] == "unmatched").sum()),
+        "n_diverged": int((group["status"] == "diverged").sum()),
+    }
+
+
 def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -> pd.DataFrame:
     """One row per (endpoint, metric): n, mean, bootstrap CI, sd, and tests where meaningful."""
     stats = {"bootstrap_resamples": resamples, "bootstrap_seed": seed, "ci_level": level}
     rows = []
     for endpoint, group in per_seed.groupby("endpoint", sort=False):
-        ok = group[group["status"] == "ok"]
-        counts = {
-            "n_seeds": len(group),
-            "n_unmatched": int((group["status"] == "unmatched").sum()),
-            "n_diverged": int((group["status"] == "diverged").sum()),
-        }
+        ok, counts = group[group["status"] == "ok"], status_counts(group)
         metrics = (*SIGNED, *DESCRIBED) + (("update",) if endpoint == "matched" else ())
         for metric in metrics:
             values = ok[metric] if metric in ok else []
