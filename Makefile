@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: smoke test lint report
+.PHONY: smoke test test-slurm lint report
 
 $(VENV)/installed: envs/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,3 +29,7 @@ lint: $(VENV)/installed
 
 test: $(VENV)/installed lint
 	$(BIN)/python -m pytest -q
+
+# The small config through profiles/slurm on a real single-node SLURM cluster (root, Debian).
+test-slurm: $(VENV)/installed
+	bash tests/slurm/test_slurm.sh

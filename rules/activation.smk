@@ -14,6 +14,7 @@ checkpoint check_stability:
         verdict="results/activation/lr_search/lr~{lr}.json",
     log:
         "logs/activation/lr_search/lr~{lr}.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:
@@ -34,6 +35,7 @@ checkpoint select_learning_rate:
         ),
     log:
         "logs/activation/select_learning_rate.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:
@@ -58,6 +60,7 @@ rule summarize_activation:
         audit="results/tables/activation_audit.csv",
     log:
         "logs/activation/summarize_activation.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:

@@ -40,6 +40,7 @@ rule audit_determinism:
         audit="results/audit/determinism.csv",
     log:
         "logs/audit/determinism.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:

@@ -44,6 +44,7 @@ for name, inputs in FIGURE_INPUTS.items():
             ),
         log:
             f"logs/figures/{name}.log",
+        localrule: True
         conda:
             "../envs/histres.yaml"
         params:
@@ -66,6 +67,7 @@ rule plot_activation:
         ),
     log:
         "logs/figures/activation.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:

@@ -71,6 +71,7 @@ rule summarize_probes:
         per_seed="results/tables/probes_per_seed.csv",
     log:
         "logs/probes/summarize_probes.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:

@@ -9,6 +9,7 @@ rule select_matches:
         matches="results/{view}/matches.csv",
     log:
         "logs/{view}/select_matches.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:
@@ -32,6 +33,7 @@ rule summarize_pairs:
         provenance="results/summary/{view}.provenance.json",
     log:
         "logs/{view}/summarize_pairs.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:
@@ -55,6 +57,7 @@ rule summarize_pilot:
         ),
     log:
         "logs/pilot/summarize_pilot.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:
@@ -77,6 +80,7 @@ rule summarize_long:
         ),
     log:
         "logs/long/summarize_long.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:
@@ -113,6 +117,7 @@ rule summarize_noise_floor:
         per_seed=expand(PER_SEED, study="noise_floor"),
     log:
         "logs/noise_floor/summarize_noise_floor.log",
+    localrule: True
     conda:
         "../envs/histres.yaml"
     params:

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The small config through profiles/slurm on a real single-node SLURM cluster on loopback.
+#   bash tests/slurm/test_slurm.sh        (as root; `make test-slurm`)
+# Installs Debian's SLURM and munge if missing, starts the daemons, runs the DAG, checks every
+# summary and figure, and stops the daemons whatever happens.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+snakemake="$repo/.venv/bin/snakemake"
+
+if ! command -v slurmctld >/dev/null; then
+    timeout -k 10 600 apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive timeout -k 10 900 apt-get install -y -qq \
+        slurm-wlm slurmctld slurmd slurm-client munge >/dev/null
+fi
+
+work=$(mktemp -d)
+trap 'bash "$repo/tests/slurm/cluster.sh" stop; rm -rf "$work"' EXIT
+timeout -k 10 180 bash "$repo/tests/slurm/cluster.sh" start
+for name in Snakefile config.yaml config envs rules workflow profiles; do
+    cp -r "$repo/$name" "$work/"
+done
+cd "$work"
+timeout -k 30 2400 "$snakemake" --profile profiles/slurm --configfile config/smoke.yaml \
+    --seconds-between-status-checks 3 \
+    > slurm-run.log 2>&1 || { tail -50 slurm-run.log; exit 1; }
+
+failed=0
+for study in main pilot long probes activation lr_search rotated noise_floor; do
+    [ -s "results/summary/$study.csv" ] || { echo "missing results/summary/$study.csv"; failed=1; }
+done
+figures=$(ls results/figures/*.pdf | wc -l)
+[ "$figures" -eq 9 ] || { echo "expected 9 figures, found $figures"; failed=1; }
+grep -q "slurm" .snakemake/log/*.log || { echo "no job went through SLURM"; failed=1; }
+if [ "$failed" -ne 0 ]; then
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+echo "1 passed, 0 failed"
