@@ -28,6 +28,8 @@ if [ "$action" = stop ]; then
 fi
 
 stop
+# A fresh cluster each time: no jobs left queued by an earlier, interrupted run.
+rm -rf "$state"
 mkdir -p "$state"/{spool,ctld,log} /etc/slurm /run/munge /var/lib/munge /var/log/munge /etc/munge
 chown -R munge:munge /run/munge /var/lib/munge /var/log/munge /etc/munge 2>/dev/null || true
 if [ ! -s /etc/munge/munge.key ]; then
