@@ -28,12 +28,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import pickle
 import socket
 import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -42,6 +40,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
+
+from workflow.artifacts import atomic_path
 
 __all__ = [
     "ARRAY_NAMES",
@@ -460,20 +460,8 @@ def save_npz(arrays: MnistArrays, path: Path, provenance: dict[str, Any]) -> Non
     path = Path(path)
     # Serialise first so an unserialisable provenance fails before any file is created.
     prov = np.array(json.dumps(provenance, sort_keys=True))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Same directory as the target so os.replace is a rename, never a cross-device copy;
-    # readers (and Snakemake) then see either no file or a complete one.
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, provenance=prov, **arrays.as_dict())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, provenance=prov, **arrays.as_dict())
 
 
 def _open_npz_fields(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
