@@ -136,7 +136,7 @@ def engine_job(updates: int) -> float:
     x = (torch.from_numpy(images).unsqueeze(1).float().div(255) - 0.1307) / 0.3081
     idx = torch.arange(len(images))
     data = TrainingData(x, torch.from_numpy(labels), {"A": idx[:10], "B": idx[10:20], "C": idx})
-    settings = TrainSettings(1, BATCH, 0.05, 0.9, 0.0, "reset", (0, updates), 1, "cpu")
+    settings = TrainSettings(1, BATCH, 0.05, 0.9, 0.0, "reset", (0, updates), 1, "cpu", "fused")
     record, _ = train_history(
         build_model(1, ModelSpec()), data, "ABC", 1, settings, lambda *_: None, log=lambda _: None
     )

@@ -37,6 +37,7 @@ SETTINGS = TrainSettings(
     checkpoints=CHECKPOINTS,
     torch_threads=1,
     device="cpu",
+    kernels="fused",
 )
 
 
@@ -271,7 +272,10 @@ def test_last_partial_batch_is_kept() -> None:
     model = build_model(3, ModelSpec())
     sizes: list[int] = []
     model.register_forward_pre_hook(lambda _m, args: sizes.append(args[0].shape[0]))
-    run = _train("ABC", 3, data=data, model=model, epochs_per_task=2, checkpoints=(0, 3))
+    # PyTorch's kernels: the fused forward does not pass through the module's hooks.
+    run = _train(
+        "ABC", 3, data=data, model=model, epochs_per_task=2, checkpoints=(0, 3), kernels="torch"
+    )
     record = run.record
     assert record.status == "ok"
     # 70 images at batch 32 -> 3 updates per epoch (32, 32, 6); 40 -> 2 updates (32, 8).
@@ -292,7 +296,7 @@ def test_each_task_epoch_sees_every_task_image_once() -> None:
         seen.append(args[0].detach().clone())
 
     model.register_forward_pre_hook(hook)
-    _train("ABC", 4, model=model, checkpoints=(0,))
+    _train("ABC", 4, model=model, checkpoints=(0,), kernels="torch")
     n_a, n_b = len(DATA.tasks["A"]), len(DATA.tasks["B"])
     batches_a = -(-n_a // 32)
     phase1 = torch.cat(seen[:batches_a])
@@ -311,7 +315,7 @@ def test_data_order_follows_documented_seed_rule() -> None:
     model = build_model(4, ModelSpec())
     seen: list[torch.Tensor] = []
     model.register_forward_pre_hook(lambda _m, args: seen.append(args[0].detach().clone()))
-    _train("BAC", 4, model=model, checkpoints=(0, 3))
+    _train("BAC", 4, model=model, checkpoints=(0, 3), kernels="torch")
     expected = []
     for phase, task in (("phase1", "B"), ("phase2", "A")):
         generator = torch.Generator().manual_seed(derive_seed(4, "BAC", phase))
@@ -364,6 +368,7 @@ def test_train_settings_from_config() -> None:
             "checkpoints": [0, 5, 10],
             "torch_threads": 1,
             "device": "cpu",
+            "kernels": "fused",
         }
     )
     assert settings == SETTINGS
@@ -571,7 +576,7 @@ def test_stream_data_order_follows_seed_rule() -> None:
     model = build_model(4, ModelSpec())
     seen: list[torch.Tensor] = []
     model.register_forward_pre_hook(lambda _m, args: seen.append(args[0].detach().clone()))
-    _train("ABC", 4, model=model, stream=2, checkpoints=(0, 1))
+    _train("ABC", 4, model=model, stream=2, checkpoints=(0, 1), kernels="torch")
     generator = torch.Generator().manual_seed(derive_seed(4, "ABC", "phase1", 2))
     a = DATA.tasks["A"]
     first_batch = a[torch.randperm(len(a), generator=generator)][:32]

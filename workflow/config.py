@@ -58,6 +58,12 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
             "config key training.extended_checkpoints: must be increasing and after the last "
             f"of training.checkpoints ({checkpoints[-1]})"
         )
+    training = config["training"]
+    if training["kernels"] == "fused" and training["device"] != "cpu":
+        messages.append(
+            f"config key training.kernels: fused kernels run on the CPU only; with "
+            f"training.device {training['device']} set training.kernels: torch"
+        )
     for name, study in config["studies"].items():
         seeds = study.get("seeds", [])
         duplicates = sorted({s for s in seeds if seeds.count(s) > 1})

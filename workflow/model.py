@@ -37,6 +37,7 @@ class ModelSpec:
 class HistoryNet(nn.Module):
     def __init__(self, spec: ModelSpec = ModelSpec()) -> None:
         super().__init__()
+        self.spec = spec
         c1, c2 = spec.conv_channels
         # Creation order fixes how the seeded default initialisation is drawn: keep it.
         self.conv1 = nn.Conv2d(1, c1, 3, padding=1)

@@ -2,7 +2,7 @@
 
 Snakemake reruns a job when its ``script:`` file changes but not when a module that script
 imports changes, so rules put ``code_version(script)`` into their params: a content hash of the
-script and of every ``workflow.*`` module it imports, transitively.
+script and of every ``workflow.*`` module it imports, transitively (with a module's C source).
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def library_files(script: str | Path) -> tuple[Path, ...]:
             continue
         seen.add(path)
         pending.extend(_workflow_imports(path) - seen)
-    return tuple(sorted(seen))
+    # A module's C source (kernels.py compiles kernels.c) is part of the code it runs.
+    sources = {path.with_suffix(".c") for path in seen if path.with_suffix(".c").is_file()}
+    return tuple(sorted(seen | sources))
 
 
 def code_version(script: str | Path) -> str:

@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from functools import partial
 
 import numpy as np
 import torch
@@ -24,6 +25,7 @@ import torch.nn.functional as F
 import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
+from workflow.kernels import fused_forward
 from workflow.tasks import stream_seed
 
 Log = Callable[[str], None]
@@ -41,6 +43,7 @@ class TrainSettings:
     checkpoints: tuple[int, ...]
     torch_threads: int
     device: str
+    kernels: str
 
     @classmethod
     def from_config(cls, training: dict, **overrides) -> TrainSettings:
@@ -213,6 +216,7 @@ def train_history(
     device = torch.device(settings.device)
     memory = torch.channels_last
     model.to(device=device, memory_format=memory).train()
+    forward = partial(fused_forward, model) if settings.kernels == "fused" else model
     images = data.images.to(device)
     labels = data.labels.to(device)
     record = RunRecord(init_digest=params_digest(model_state(model)))
@@ -231,7 +235,7 @@ def train_history(
         batch = batch.to(device)
         x = images.index_select(0, batch).contiguous(memory_format=memory)
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), labels.index_select(0, batch))
+        loss = F.cross_entropy(forward(x), labels.index_select(0, batch))
         loss.backward()
         opt.step()
         return loss.detach()
