@@ -16,8 +16,17 @@
 #include <string.h>
 
 #define LANES 16
+/* The 3x3 taps and the 2x2 window positions: constant offsets once unrolled. */
+#if defined(__clang__)
+#define UNROLLED _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define UNROLLED _Pragma("GCC unroll 16")
+#else
+#define UNROLLED
+#endif
 typedef float vf __attribute__((vector_size(4 * LANES)));
 typedef int32_t vi __attribute__((vector_size(4 * LANES)));
+typedef uint8_t vb __attribute__((vector_size(LANES)));
 
 /* A block of n <= LANES channels; the full block is the fast, common case. */
 static inline vf load(const float *p, int64_t n) {
@@ -33,9 +42,16 @@ static inline void store(float *p, vf v, int64_t n) {
 }
 
 static inline vi load_code(const uint8_t *p, int64_t n) {
-    vi v = {0};
-    for (int64_t k = 0; k < n; k++) v[k] = p[k];
-    return v;
+    vb v = {0};
+    if (n == LANES) memcpy(&v, p, sizeof v);
+    else for (int64_t k = 0; k < n; k++) v[k] = p[k];
+    return __builtin_convertvector(v, vi);
+}
+
+static inline void store_code(uint8_t *p, vi won, int64_t n) {
+    vb v = __builtin_convertvector(won, vb);
+    if (n == LANES) memcpy(p, &v, sizeof v);
+    else for (int64_t k = 0; k < n; k++) p[k] = v[k];
 }
 
 static inline vf pick(vi mask, vf yes, vf no) {
@@ -63,35 +79,39 @@ static inline vf activation_grad(vf g, vf out, int leaky, float slope) {
     return pick(out <= 0.0f, (vf){0}, g);
 }
 
+/* Input value under tap t (0..8, row-major 3x3) of window position f (0..3, row-major 2x2),
+   in the 4x4 neighbourhood whose top-left corner is x. */
+static inline float tap(const float *x, int64_t wp, int f, int t) {
+    return x[((f >> 1) + t / 3) * wp + (f & 1) + t % 3];
+}
+
 /* conv 3x3 (input already zero-padded by one) -> 2x2 max-pool -> activation.
    xp: N x Cin x (H+2) x (W+2); wt: (Cin*9) x C (tap-major); bias: C.
    y and code: N x H/2 x W/2 x C (channels last); code is the winning window position 0..3. */
-void histres_conv_pool_forward(const float *xp, int64_t n_img, int64_t cin, int64_t h,
-                               int64_t w, const float *wt, const float *bias, int64_t c,
-                               int leaky, float slope, float *y, uint8_t *code) {
-    const int64_t hp = h + 2, wp = w + 2, ho = h / 2, wo = w / 2;
-    for (int64_t n = 0; n < n_img; n++) {
-        for (int64_t i = 0; i < ho; i++) {
-            for (int64_t j = 0; j < wo; j++) {
-                const int64_t at = ((n * ho + i) * wo + j) * c;
-                /* Window (2i-1 .. 2i+2, 2j-1 .. 2j+2) of the unpadded image, per channel. */
-                const float *win = xp + n * cin * hp * wp + 2 * i * wp + 2 * j;
-                for (int64_t k0 = 0; k0 < c; k0 += LANES) {
-                    const int64_t lanes = c - k0 < LANES ? c - k0 : LANES;
-                    vf acc[4] = {{0}, {0}, {0}, {0}};
-                    for (int64_t ch = 0; ch < cin; ch++) {
-                        const float *x = win + ch * hp * wp;
-                        for (int t = 0; t < 9; t++) {
-                            vf wk = load(wt + (ch * 9 + t) * c + k0, lanes);
-                            for (int f = 0; f < 4; f++)
-                                acc[f] += x[((f >> 1) + t / 3) * wp + (f & 1) + t % 3] * wk;
-                        }
-                    }
-                    vf b = load(bias + k0, lanes), best;
+void histres_conv_pool_forward(const float *restrict xp, int64_t n_img, int64_t cin,
+                               int64_t h, int64_t w, const float *restrict wt,
+                               const float *restrict bias, int64_t c, int leaky, float slope,
+                               float *restrict y, uint8_t *restrict code) {
+    const int64_t hp = h + 2, wp = w + 2, ho = h / 2, wo = w / 2, taps = cin * 9;
+    vf weights[taps];
+    for (int64_t k0 = 0; k0 < c; k0 += LANES) {
+        const int64_t lanes = c - k0 < LANES ? c - k0 : LANES;
+        for (int64_t t = 0; t < taps; t++) weights[t] = load(wt + t * c + k0, lanes);
+        const vf b = load(bias + k0, lanes);
+        for (int64_t n = 0; n < n_img; n++) {
+            for (int64_t i = 0; i < ho; i++) {
+                for (int64_t j = 0; j < wo; j++) {
+                    const float *win = xp + n * cin * hp * wp + 2 * i * wp + 2 * j;
+                    vf acc[4] = {{0}, {0}, {0}, {0}}, best;
                     vi won;
+                    for (int64_t ch = 0; ch < cin; ch++)
+                        UNROLLED for (int t = 0; t < 9; t++)
+                            UNROLLED for (int f = 0; f < 4; f++)
+                                acc[f] += tap(win + ch * hp * wp, wp, f, t) * weights[ch * 9 + t];
                     for (int f = 0; f < 4; f++) challenge(acc[f] + b, f, &best, &won);
-                    store(y + at + k0, activate(best, leaky, slope), lanes);
-                    for (int64_t k = 0; k < lanes; k++) code[at + k0 + k] = (uint8_t)won[k];
+                    const int64_t at = ((n * ho + i) * wo + j) * c + k0;
+                    store(y + at, activate(best, leaky, slope), lanes);
+                    store_code(code + at, won, lanes);
                 }
             }
         }
@@ -99,45 +119,42 @@ void histres_conv_pool_forward(const float *xp, int64_t n_img, int64_t cin, int6
 }
 
 /* Weight and bias gradients of histres_conv_pool_forward (the images need none).
-   g, y, code: N x H/2 x W/2 x C; dwt: (Cin*9) x C; db: C; part: scratch of (Cin*9+1) x C.
-   Sums run over one image's positions, then over images in order. */
-void histres_conv_pool_backward(const float *xp, int64_t n_img, int64_t cin, int64_t h,
-                                int64_t w, const float *g, const float *y, const uint8_t *code,
-                                int64_t c, int leaky, float slope, float *dwt, float *db,
-                                float *part) {
+   g, y, code: N x H/2 x W/2 x C; dwt: (Cin*9) x C; db: C.
+   Sums run over one image's positions in order, then over images in order. */
+void histres_conv_pool_backward(const float *restrict xp, int64_t n_img, int64_t cin,
+                                int64_t h, int64_t w, const float *restrict g,
+                                const float *restrict y, const uint8_t *restrict code,
+                                int64_t c, int leaky, float slope, float *restrict dwt,
+                                float *restrict db) {
     const int64_t hp = h + 2, wp = w + 2, ho = h / 2, wo = w / 2, taps = cin * 9;
+    vf part[taps];
     memset(dwt, 0, sizeof(float) * (size_t)(taps * c));
     memset(db, 0, sizeof(float) * (size_t)c);
-    for (int64_t n = 0; n < n_img; n++) {
-        memset(part, 0, sizeof(float) * (size_t)((taps + 1) * c));
-        for (int64_t i = 0; i < ho; i++) {
-            for (int64_t j = 0; j < wo; j++) {
-                const int64_t at = ((n * ho + i) * wo + j) * c;
-                const float *win = xp + n * cin * hp * wp + 2 * i * wp + 2 * j;
-                for (int64_t k0 = 0; k0 < c; k0 += LANES) {
-                    const int64_t lanes = c - k0 < LANES ? c - k0 : LANES;
-                    vf gp = activation_grad(load(g + at + k0, lanes), load(y + at + k0, lanes),
-                                            leaky, slope);
-                    vi won = load_code(code + at + k0, lanes);
+    for (int64_t k0 = 0; k0 < c; k0 += LANES) {
+        const int64_t lanes = c - k0 < LANES ? c - k0 : LANES;
+        for (int64_t n = 0; n < n_img; n++) {
+            vf part_b = {0};
+            for (int64_t t = 0; t < taps; t++) part[t] = (vf){0};
+            for (int64_t i = 0; i < ho; i++) {
+                for (int64_t j = 0; j < wo; j++) {
+                    const int64_t at = ((n * ho + i) * wo + j) * c + k0;
+                    const float *win = xp + n * cin * hp * wp + 2 * i * wp + 2 * j;
+                    const vf gp = activation_grad(load(g + at, lanes), load(y + at, lanes), leaky,
+                                                  slope);
+                    const vi won = load_code(code + at, lanes);
                     vf sel[4];
                     for (int f = 0; f < 4; f++) sel[f] = pick(won == f, gp, (vf){0});
-                    float *pb = part + taps * c + k0;
-                    store(pb, load(pb, lanes) + gp, lanes);
-                    for (int64_t ch = 0; ch < cin; ch++) {
-                        const float *x = win + ch * hp * wp;
-                        for (int t = 0; t < 9; t++) {
-                            float *pk = part + (ch * 9 + t) * c + k0;
-                            vf s = load(pk, lanes);
-                            for (int f = 0; f < 4; f++)
-                                s += sel[f] * x[((f >> 1) + t / 3) * wp + (f & 1) + t % 3];
-                            store(pk, s, lanes);
-                        }
-                    }
+                    part_b += gp;
+                    for (int64_t ch = 0; ch < cin; ch++)
+                        UNROLLED for (int t = 0; t < 9; t++)
+                            UNROLLED for (int f = 0; f < 4; f++)
+                                part[ch * 9 + t] += sel[f] * tap(win + ch * hp * wp, wp, f, t);
                 }
             }
+            for (int64_t t = 0; t < taps; t++)
+                store(dwt + t * c + k0, load(dwt + t * c + k0, lanes) + part[t], lanes);
+            store(db + k0, load(db + k0, lanes) + part_b, lanes);
         }
-        for (int64_t k = 0; k < taps * c; k++) dwt[k] += part[k];
-        for (int64_t k = 0; k < c; k++) db[k] += part[taps * c + k];
     }
 }
 
@@ -160,10 +177,8 @@ void histres_pool_forward(const float *z, int64_t n_img, int64_t h, int64_t w, i
                         challenge(load(z + ((n * h + r) * w + s) * c + k0, lanes), f, &best, &won);
                     }
                     vf a = activate(best, leaky, slope);
-                    for (int64_t k = 0; k < lanes; k++) {
-                        out[(k0 + k) * ho * wo] = a[k];
-                        code[at + k0 + k] = (uint8_t)won[k];
-                    }
+                    for (int64_t k = 0; k < lanes; k++) out[(k0 + k) * ho * wo] = a[k];
+                    store_code(code + at + k0, won, lanes);
                 }
             }
         }

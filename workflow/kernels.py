@@ -145,9 +145,8 @@ class ConvPool(torch.autograd.Function):
         n, cin, h, w, c, leaky, slope = ctx.args
         g = grad.permute(0, 2, 3, 1).contiguous()
         dtaps, dbias = y.new_empty((cin * 9, c)), y.new_empty(c)
-        scratch = y.new_empty((cin * 9 + 1, c))
         _call("histres_conv_pool_backward", xp, n, cin, h, w, g, y, code, c, leaky, slope,
-              dtaps, dbias, scratch)  # fmt: skip
+              dtaps, dbias)  # fmt: skip
         return None, dtaps.t().reshape(ctx.weight_shape), dbias, None, None
 
 
