@@ -39,6 +39,7 @@ with job_log(smk.log[0]) as log:
                 "torch_threads": meta["torch_threads"],
                 "device": meta["device"],
                 "memory_format": meta["memory_format"],
+                "kernels": meta["kernels"],
                 "torch": meta["packages"]["torch"],
             }
         )

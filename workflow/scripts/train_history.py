@@ -43,6 +43,7 @@ def provenance(**extra):
         segment=segment,
         torch_threads=settings.torch_threads,
         memory_format="channels_last",
+        kernels=settings.kernels,
         device=settings.device,
         **extra,
     )
