@@ -126,15 +126,16 @@ class ConvPool(torch.autograd.Function):
         _check(x)
         if ctx.needs_input_grad[0]:
             raise ValueError("ConvPool gives no gradient for its input (the images)")
+        if weight.shape[2:] != (3, 3):
+            raise ValueError(f"ConvPool takes 3x3 kernels, not {tuple(weight.shape[2:])}")
         n, cin, h, w = x.shape
         c = weight.shape[0]
         xp = F.pad(x, (1, 1, 1, 1)).contiguous()
         taps = weight.detach().reshape(c, cin * 9).t().contiguous()
+        bias = bias.detach().contiguous()
         y = x.new_empty((n, h // 2, w // 2, c))
         code = torch.empty(y.shape, dtype=torch.uint8)
-        args = (xp, n, cin, h, w)
-        _call("histres_conv_pool_forward", *args, taps, bias.detach().contiguous(), c, leaky,
-              slope, y, code)  # fmt: skip
+        _call("histres_conv_pool_forward", xp, n, cin, h, w, taps, bias, c, leaky, slope, y, code)
         ctx.save_for_backward(xp, y, code)
         ctx.args, ctx.weight_shape = (n, cin, h, w, c, leaky, slope), weight.shape
         return y.permute(0, 3, 1, 2)
@@ -145,8 +146,8 @@ class ConvPool(torch.autograd.Function):
         n, cin, h, w, c, leaky, slope = ctx.args
         g = grad.permute(0, 2, 3, 1).contiguous()
         dtaps, dbias = y.new_empty((cin * 9, c)), y.new_empty(c)
-        _call("histres_conv_pool_backward", xp, n, cin, h, w, g, y, code, c, leaky, slope,
-              dtaps, dbias)  # fmt: skip
+        args = (xp, n, cin, h, w, g, y, code, c, leaky, slope, dtaps, dbias)
+        _call("histres_conv_pool_backward", *args)
         return None, dtaps.t().reshape(ctx.weight_shape), dbias, None, None
 
 

@@ -3,7 +3,8 @@
 Training uses ``forward``, which max-pools *before* the activation: both activations are
 monotone, so ``pool(act(z)) == act(pool(z))`` exactly, and pooling first applies the activation to
 a quarter of the values. ``representations`` follows the protocol's order and exposes the
-post-activation conv maps before pooling, which is what the dumps need.
+post-activation conv maps before pooling, which is what the dumps need. On the CPU, training
+normally runs the same function through ``workflow.kernels.fused_forward`` instead.
 """
 
 from __future__ import annotations
