@@ -38,12 +38,8 @@ def pilot_summary(per_seed: dict[str, pd.DataFrame], stats: dict) -> pd.DataFram
                     policy=policy,
                     endpoint=endpoint,
                     metric="h_repr",
-                    n_seeds=len(group),
-                    n_matched=int((group["status"] == "ok").sum())
-                    if endpoint == "matched"
-                    else None,
-                    n_unmatched=int((group["status"] == "unmatched").sum()),
-                    n_diverged=int((group["status"] == "diverged").sum()),
+                    **status_counts(group),
+                    n_matched=len(ok) if endpoint == "matched" else None,
                 )
             )
     if {"preserve", "reset"} <= per_seed.keys():
