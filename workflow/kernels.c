@@ -142,13 +142,18 @@ void histres_conv_pool_backward(const float *restrict xp, int64_t n_img, int64_t
                     const vf gp = activation_grad(load(g + at, lanes), load(y + at, lanes), leaky,
                                                   slope);
                     const vi won = load_code(code + at, lanes);
-                    vf sel[4];
-                    for (int f = 0; f < 4; f++) sel[f] = pick(won == f, gp, (vf){0});
+                    const vi at1 = won == 1, at2 = won == 2, at3 = won == 3;
                     part_b += gp;
-                    for (int64_t ch = 0; ch < cin; ch++)
-                        UNROLLED for (int t = 0; t < 9; t++)
-                            UNROLLED for (int f = 0; f < 4; f++)
-                                part[ch * 9 + t] += sel[f] * tap(win + ch * hp * wp, wp, f, t);
+                    /* Each lane's input under tap t at its own winning position. */
+                    for (int64_t ch = 0; ch < cin; ch++) {
+                        const float *x = win + ch * hp * wp;
+                        UNROLLED for (int t = 0; t < 9; t++) {
+                            vf v = pick(at1, (vf){0} + tap(x, wp, 1, t), (vf){0} + tap(x, wp, 0, t));
+                            v = pick(at2, (vf){0} + tap(x, wp, 2, t), v);
+                            v = pick(at3, (vf){0} + tap(x, wp, 3, t), v);
+                            part[ch * 9 + t] += gp * v;
+                        }
+                    }
                 }
             }
             for (int64_t t = 0; t < taps; t++)
