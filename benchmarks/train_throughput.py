@@ -44,10 +44,12 @@ from workflow.train import (  # noqa: E402
     TrainingData,
     TrainSettings,
     configure_torch,
+    normalize,
     train_history,
 )
 
 BATCH = 128
+MEAN, STD = 0.1307, 0.3081
 CORES = os.cpu_count() or 1
 
 
@@ -99,7 +101,7 @@ def typical_ms_per_step(images: np.ndarray, labels: np.ndarray, steps: int) -> f
 
     class Digits(Dataset):
         transform = transforms.Compose(
-            [transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))]
+            [transforms.ToTensor(), transforms.Normalize((MEAN,), (STD,))]
         )
 
         def __len__(self):
@@ -136,7 +138,7 @@ def engine_job(updates: int) -> float:
     """One workflow-style training job (single thread): ms per C update."""
     configure_torch(1)
     images, labels = synthetic_data()
-    x = (torch.from_numpy(images).unsqueeze(1).float().div(255) - 0.1307) / 0.3081
+    x = normalize(images, MEAN, STD)
     idx = torch.arange(len(images))
     data = TrainingData(x, torch.from_numpy(labels), {"A": idx[:10], "B": idx[10:20], "C": idx})
     settings = TrainSettings(1, BATCH, 0.05, 0.9, 0.0, "reset", (0, updates), 1, "cpu", "fused")
@@ -196,7 +198,7 @@ def results_unchanged(steps: int = 40) -> dict:
     """
     configure_torch(1)
     images, labels = synthetic_data(1024, seed=1)
-    x = (torch.from_numpy(images).unsqueeze(1).float().div(255) - 0.1307) / 0.3081
+    x = normalize(images, MEAN, STD)
     y = torch.from_numpy(labels)
     cl = torch.channels_last
 

@@ -25,16 +25,20 @@ class PlainNet(HistoryNet):
         return self.representations(x)["logits"]
 
 
+def _images_with_ties(n: int, generator: torch.Generator) -> torch.Tensor:
+    """Normalized digits-like images whose black background makes exact ties in pooling windows."""
+    images = torch.randint(0, 256, (n, 1, 28, 28), generator=generator)
+    images[:, :, :10] = 0
+    return (images.float().div(255) - 0.1307) / 0.3081
+
+
 def train(cls, activation: str, memory, steps: int) -> np.ndarray:
     configure_torch(1)
     torch.manual_seed(5)
     model = cls(ModelSpec(activation=activation)).to(memory_format=memory)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     generator = torch.Generator().manual_seed(1)
-    # Background pixels at the normalized value of black make exact ties inside pooling windows.
-    images = torch.randint(0, 256, (256, 1, 28, 28), generator=generator)
-    images[:, :, :10] = 0
-    x = (images.float().div(255) - 0.1307) / 0.3081
+    x = _images_with_ties(256, generator)
     y = torch.randint(0, 10, (256,), generator=generator)
     for step in range(steps):
         batch = slice(32 * step % 256, 32 * step % 256 + 32)
@@ -116,10 +120,7 @@ def _train_engine(kernels_choice: str, steps: int) -> np.ndarray:
 
 
 def _task_data() -> TrainingData:
-    generator = torch.Generator().manual_seed(2)
-    images = torch.randint(0, 256, (96, 1, 28, 28), generator=generator)
-    images[:, :, :10] = 0
-    x = (images.float().div(255) - 0.1307) / 0.3081
+    x = _images_with_ties(96, torch.Generator().manual_seed(2))
     idx = torch.arange(96)
     labels = idx % 10
     return TrainingData(x, labels, {"A": idx[labels < 5], "B": idx[labels >= 5], "C": idx})

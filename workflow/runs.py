@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from workflow.data import MnistArrays
+from workflow.data import MnistArrays, load_npz
+from workflow.model import HistoryNet, ModelSpec, build_model
 from workflow.tasks import EvaluationImages, evaluation_images, training_tasks
-from workflow.train import TrainingData, normalize
+from workflow.train import TrainingData, configure_torch, normalize
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,14 @@ def training_data(arrays: MnistArrays, protocol: str, config: dict) -> TrainingD
         labels=labels,
         tasks={name: torch.from_numpy(getattr(tasks, name)) for name in "ABC"},
     )
+
+
+def start_training(run: RunId, config: dict, mnist: str) -> tuple[TrainingData, HistoryNet]:
+    """A training job's torch set-up, its run's data and its initial model."""
+    configure_torch(config["training"]["torch_threads"])
+    arrays = load_npz(Path(mnist), expected=config["data"]["digests"])
+    spec = ModelSpec.from_config({**config["model"], "activation": run.act})
+    return training_data(arrays, run.protocol, config), build_model(run.seed, spec)
 
 
 def evaluation_data(

@@ -248,6 +248,15 @@ def train_history(
             raise Diverged(phase, at)
         return float(values.mean())
 
+    def resumable(update: int, optimizer_state: dict) -> dict:
+        """Everything C needs to continue from ``update`` as if it had never stopped."""
+        return {
+            "update": update,
+            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+            "optimizer": optimizer_state,
+            "stream": batches.state_dict(),
+        }
+
     def task_updates(task: str) -> int:
         return math.ceil(len(data.tasks[task]) / settings.batch_size)
 
@@ -302,19 +311,13 @@ def train_history(
             opt.load_state_dict(copy.deepcopy(resume["optimizer"]))
             batches.load_state_dict(resume["stream"])
 
-        started, first_c = time.perf_counter(), previous
+        started = time.perf_counter()
         interval_loss = dict(resume.get("interval_loss", {})) if resume else {}
-        pending = (
-            list(resume["pending_losses"].unbind()) if resume and "pending_losses" in resume else []
-        )
-        first_c = resume.get("first_c", first_c) if resume else first_c
+        first_c = resume.get("first_c", previous) if resume else previous
 
         def snapshot(update: int, losses: list[torch.Tensor]) -> dict:
             return {
-                "update": update,
-                "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-                "optimizer": copy.deepcopy(opt.state_dict()),
-                "stream": batches.state_dict(),
+                **resumable(update, copy.deepcopy(opt.state_dict())),
                 "pending_losses": torch.stack(losses).cpu() if losses else torch.empty(0),
                 "interval_loss": dict(interval_loss),
                 "first_c": first_c,
@@ -363,10 +366,4 @@ def train_history(
         record.diverged_at = {"phase": stop.phase, "update": stop.update}
         log(f"diverged: {stop}")
         return record, None
-    state = {
-        "update": common_updates,
-        "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-        "optimizer": opt.state_dict(),
-        "stream": batches.state_dict(),
-    }
-    return record, state
+    return record, resumable(common_updates, opt.state_dict())

@@ -1,15 +1,11 @@
 """Snakemake adapter: retrain one run in this fresh process and compare every checkpoint digest."""
 
-from pathlib import Path
-
 import pandas as pd
 
 from workflow.artifacts import load_checkpoint, write_csv
-from workflow.data import load_npz
 from workflow.joblog import job_log
-from workflow.model import ModelSpec, build_model
-from workflow.runs import RunId, training_data
-from workflow.train import TrainSettings, configure_torch, train_history
+from workflow.runs import RunId, start_training
+from workflow.train import TrainSettings, train_history
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
@@ -19,10 +15,7 @@ settings = TrainSettings.from_config(
 )
 
 with job_log(smk.log[0]) as log:
-    configure_torch(settings.torch_threads)
-    arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
-    data = training_data(arrays, run.protocol, cfg)
-    model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
+    data, model = start_training(run, cfg, smk.input.mnist)
     rerun, _ = train_history(
         model, data, run.order, run.seed, settings, lambda *_: None, log=log, stream=run.stream
     )

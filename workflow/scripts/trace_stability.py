@@ -1,14 +1,10 @@
 """Snakemake adapter: one short trace of the stability search (phases 1-2 plus a few C updates)."""
 
-from pathlib import Path
-
 from workflow.artifacts import write_json
-from workflow.data import load_npz
 from workflow.joblog import job_log
-from workflow.model import ModelSpec, build_model
 from workflow.provenance import record
-from workflow.runs import RunId, training_data
-from workflow.train import TrainSettings, configure_torch, train_history
+from workflow.runs import RunId, start_training
+from workflow.train import TrainSettings, train_history
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
@@ -27,10 +23,7 @@ settings = TrainSettings.from_config(
 )
 
 with job_log(smk.log[0]) as log:
-    configure_torch(settings.torch_threads)
-    arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
-    data = training_data(arrays, run.protocol, cfg)
-    model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
+    data, model = start_training(run, cfg, smk.input.mnist)
     outcome, _ = train_history(model, data, run.order, run.seed, settings, lambda *_: None, log=log)
     losses = outcome.phases[-1].get("interval_loss", {}) if outcome.status == "ok" else {}
     write_json(

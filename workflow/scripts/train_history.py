@@ -12,12 +12,10 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import atomic_path, save_checkpoint, write_json
-from workflow.data import load_npz
 from workflow.joblog import job_log
-from workflow.model import ModelSpec, build_model
 from workflow.provenance import canonical_json, record
-from workflow.runs import RunId, training_data
-from workflow.train import TrainSettings, configure_torch, model_state, train_history
+from workflow.runs import RunId, start_training
+from workflow.train import TrainSettings, model_state, train_history
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
@@ -50,15 +48,12 @@ def provenance(**extra):
 
 
 with job_log(smk.log[0]) as log:
-    configure_torch(settings.torch_threads)
-    arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
-    data = training_data(arrays, run.protocol, cfg)
+    data, model = start_training(run, cfg, smk.input.mnist)
     log(
         f"{run}: {segment} segment, tasks "
         + ", ".join(f"{t}={len(data.tasks[t])}" for t in "ABC")
         + f"; {settings}"
     )
-    model = build_model(run.seed, ModelSpec.from_config({**cfg["model"], "activation": run.act}))
     resume = torch.load(smk.input.state, weights_only=True) if segment == "extended" else None
     saved = spare / "state.pt"
     if saved.exists():
