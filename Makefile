@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: smoke test test-slurm lint report
+.PHONY: smoke test test-slurm lint report full
 
 $(VENV)/installed: envs/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,3 +33,16 @@ test: $(VENV)/installed lint
 # The small config through profiles/slurm on a real single-node SLURM cluster (root, Debian).
 test-slurm: $(VENV)/installed
 	bash tests/slurm/test_slurm.sh
+
+# The full study, study by study in the order the reference accumulates them (resumable: rerun
+# after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full.log.
+FULL_STEPS := main noise_floor pilot rotated probes long "activation lr_search"
+full: $(VENV)/installed
+	@mkdir -p logs
+	@for step in $(FULL_STEPS); do \
+	    targets=$$(for s in $$step; do printf 'results/summary/%s.csv ' $$s; done); \
+	    echo "== $$(date -u +%FT%TZ) $$targets" | tee -a logs/full.log; \
+	    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $$targets >> logs/full.log 2>&1 \
+	        || echo "== failed: $$targets (see logs/full.log)" | tee -a logs/full.log; \
+	done
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> logs/full.log 2>&1
