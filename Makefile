@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: smoke test test-slurm lint report full
+.PHONY: smoke test test-slurm lint report full verify reference
 
 $(VENV)/installed: envs/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,3 +46,31 @@ full: $(VENV)/installed
 	        || echo "== failed: $$targets (see logs/full.log)" | tee -a logs/full.log; \
 	done
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> logs/full.log 2>&1
+
+# Retrain the named seeds' runs and compare every checkpoint digest with reference/<config name>/:
+#   make verify SEEDS=101 [SCOPE=all] [CONFIG=config/smoke.yaml]
+# SCOPE=main (default): the main runs' base segment; SCOPE=all: every run and segment of the
+# seeds. Fails, naming the first differing checkpoint, unless every digest matches.
+SCOPE ?= main
+ifneq ($(filter verify,$(MAKECMDGOALS)),)
+ifeq ($(strip $(SEEDS)),)
+$(error make verify needs SEEDS, e.g. make verify SEEDS=101 or SEEDS=101,202)
+endif
+ifeq ($(filter $(SCOPE),main all),)
+$(error make verify: SCOPE must be main or all, not "$(SCOPE)")
+endif
+endif
+# The target comes before --configfile, which would take it for a second config file.
+verify: $(VENV)/installed
+	$(BIN)/snakemake --cores $(CORES) results/verify/$(SCOPE)/seeds~$(SEEDS).csv \
+	    $(if $(CONFIG),--configfile $(CONFIG))
+
+# Write reference/<config name>/ from a finished (or partly finished) run, and for the full
+# config the README's results section from it:
+#   make reference [RESULTS=results BENCHMARKS=benchmarks] [CONFIG=config/smoke.yaml]
+RESULTS ?= results
+BENCHMARKS ?= benchmarks
+reference: $(VENV)/installed
+	$(BIN)/python -m workflow.reference export --results $(RESULTS) --benchmarks $(BENCHMARKS) \
+	    $(if $(CONFIG),--configfile $(CONFIG))
+	$(if $(CONFIG),,$(BIN)/python -m workflow.headlines reference/full README.md)

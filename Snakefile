@@ -24,7 +24,8 @@ wildcard_constraints:
     stream=r"\d+",
     seed=r"\d+",
     order="ABC|BAC",
-    view="|".join(PAIR_VIEWS),
+    other="ABC|BAC",
+    view="|".join(MATCH_VIEWS),
 
 
 include: "rules/data.smk"
@@ -36,6 +37,7 @@ include: "rules/activation.smk"
 include: "rules/probes.smk"
 include: "rules/figures.smk"
 include: "rules/audit.smk"
+include: "rules/verify.smk"
 
 
 SUMMARIES = [

@@ -1,6 +1,7 @@
 # Helpers shared by the rules: validation, run identities, study -> run mapping, config slices.
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 from workflow.config import validate_config
@@ -56,17 +57,19 @@ def group(**changes):
     return {**base, **changes}
 
 
-def comparisons(run_group, seeds, segment, against_stream=None, order=None):
-    """Comparison CSVs: ABC vs BAC, or (``against_stream``) one order vs stream 0."""
+def comparisons(run_group, seeds, segment, against_stream=None, order=None, other=None):
+    """Comparison CSVs: ABC vs BAC, or (``against_stream``) a run of ``order`` on that stream
+    vs the stream-0 run of order ``other`` (the same order unless given)."""
     if against_stream is None:
         pattern = f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{{segment}}.csv"
         return expand(pattern, **run_group, seed=seeds, segment=segment)
-    pattern = f"{GROUP}/seed~{{seed}}/order~{{order}}/vs_stream~0/{{segment}}.csv"
+    pattern = f"{RUN}/vs_stream~0/order~{{other}}/{{segment}}.csv"
     return expand(
         pattern,
         **{**run_group, "stream": against_stream},
         seed=seeds,
         order=order,
+        other=other or order,
         segment=segment,
     )
 
@@ -148,8 +151,16 @@ def identity(wildcards, **fixed):
     }
 
 
+# Views that are matched: the pair views, and the noise floor's stream-0 pairs, whose matched
+# checkpoint is the endpoint of every pair of its square.
+MATCH_VIEWS = {
+    **PAIR_VIEWS,
+    "noise_floor": (group(), STUDIES["noise_floor"]["seeds"]),
+}
+
+
 def view_comparisons(wildcards):
-    run_group, seeds = PAIR_VIEWS[wildcards.view]
+    run_group, seeds = MATCH_VIEWS[wildcards.view]
     return comparisons(run_group, seeds, "base")
 
 

@@ -1,5 +1,21 @@
-# Pair comparisons, torch-free: ABC vs BAC of a run group, and (noise floor) a replicate on
-# another data stream vs the same order on stream 0.
+# Pair comparisons, torch-free: ABC vs BAC of a run group, and (noise floor) a run on another
+# data stream vs a run of either order on stream 0. A pair's first run is the ABC one (stream 0
+# first when both have one order), so the per-pair columns named ABC/BAC read the same way.
+
+
+def against(wildcards):
+    """The stream-0 run a replicate is compared with."""
+    return {"stream": 0, "order": wildcards.other}
+
+
+def first(wildcards):
+    here = {"stream": int(wildcards.stream), "order": wildcards.order}
+    return min(here, against(wildcards), key=lambda run: (run["order"], run["stream"]))
+
+
+def second(wildcards):
+    here = {"stream": int(wildcards.stream), "order": wildcards.order}
+    return max(here, against(wildcards), key=lambda run: (run["order"], run["stream"]))
 
 
 for segment, updates in SEGMENTS.items():
@@ -37,22 +53,26 @@ for segment, updates in SEGMENTS.items():
             f"compare_streams_{segment}"
         input:
             records=lambda w, s=segment: [
-                *run_record(s, stream=0)(w),
+                *run_record(s, **against(w))(w),
                 *run_record(s)(w),
             ],
-            dumps_first=run_files("dumps", updates, stream=0),
-            dumps_second=run_files("dumps", updates),
-            checkpoints_first=run_files("checkpoints", updates, stream=0),
-            checkpoints_second=run_files("checkpoints", updates),
+            dumps_first=lambda w, u=updates: run_files("dumps", u, **first(w))(w),
+            dumps_second=lambda w, u=updates: run_files("dumps", u, **second(w))(w),
+            checkpoints_first=lambda w, u=updates: run_files(
+                "checkpoints", u, **first(w)
+            )(w),
+            checkpoints_second=lambda w, u=updates: run_files(
+                "checkpoints", u, **second(w)
+            )(w),
         output:
-            comparison=f"{RUN}/vs_stream~0/{segment}.csv",
+            comparison=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.csv",
         log:
-            f"logs/{RUN_ID}/vs_stream~0/{segment}.log",
+            f"logs/{RUN_ID}/vs_stream~0/order~{{other}}/{segment}.log",
         conda:
             "../envs/histres.yaml"
         params:
-            first=lambda w: identity(w, stream=0),
-            second=lambda w: identity(w),
+            first=lambda w: identity(w, **first(w)),
+            second=lambda w: identity(w, **second(w)),
             segment=segment,
             updates=updates,
             dump_config=DUMP_CONFIG,

@@ -33,6 +33,8 @@ rule summarize_pairs:
         provenance="results/summary/{view}.provenance.json",
     log:
         "logs/{view}/summarize_pairs.log",
+    wildcard_constraints:
+        view="|".join(PAIR_VIEWS),
     localrule: True
     conda:
         "../envs/histres.yaml"
@@ -91,23 +93,27 @@ rule summarize_long:
         adapter("summarize_long")
 
 
+def noise_floor_pairs():
+    """A seed's four runs (ABC, BAC on stream 0 and on the replicate stream, marked r) give
+    four order pairs and two same-order pairs; each pair's comparisons, by pair name."""
+    seeds, replicate = STUDIES["noise_floor"]["seeds"], STUDIES["noise_floor"]["stream"]
+    on_replicate = partial(
+        comparisons, group(), seeds, "base", against_stream=replicate
+    )
+    return {
+        "ABC_BAC": comparisons(group(), seeds, "base"),
+        "ABCr_BACr": comparisons(group(stream=replicate), seeds, "base"),
+        "ABC_BACr": on_replicate(order="BAC", other="ABC"),
+        "ABCr_BAC": on_replicate(order="ABC", other="BAC"),
+        "ABC_ABCr": on_replicate(order="ABC"),
+        "BAC_BACr": on_replicate(order="BAC"),
+    }
+
+
 rule summarize_noise_floor:
     input:
-        orders=comparisons(group(), STUDIES["noise_floor"]["seeds"], "base"),
-        floor_ABC=comparisons(
-            group(),
-            STUDIES["noise_floor"]["seeds"],
-            "base",
-            against_stream=STUDIES["noise_floor"]["stream"],
-            order="ABC",
-        ),
-        floor_BAC=comparisons(
-            group(),
-            STUDIES["noise_floor"]["seeds"],
-            "base",
-            against_stream=STUDIES["noise_floor"]["stream"],
-            order="BAC",
-        ),
+        **noise_floor_pairs(),
+        matches="results/noise_floor/matches.csv",
     output:
         summary=report(
             expand(SUMMARY, study="noise_floor"),
@@ -121,7 +127,8 @@ rule summarize_noise_floor:
     conda:
         "../envs/histres.yaml"
     params:
-        config=slice_config("statistics", "matching"),
+        pairs=list(noise_floor_pairs()),
+        config=STATISTICS,
         code=code("summarize_noise_floor"),
     script:
         adapter("summarize_noise_floor")

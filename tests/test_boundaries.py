@@ -60,6 +60,7 @@ TORCH_FREE_ADAPTERS = [
     "check_stability",
     "plot_figure",
     "audit_determinism",
+    "verify_reference",
 ]
 TORCH_ADAPTERS = [
     "audit_run",
@@ -68,6 +69,7 @@ TORCH_ADAPTERS = [
     "dump_representations",
     "train_probes",
     "trace_stability",
+    "verify_run",
 ]
 
 

@@ -16,6 +16,7 @@ from workflow.stats import describe, paired_tests, tost
 from workflow.studies import (
     activation_summary,
     at_update,
+    is_order_pair,
     long_summary,
     lr_search_table,
     noise_floor_summary,
@@ -211,15 +212,21 @@ def test_long_summary_metric_rows() -> None:
 
 
 def _noise_floor_inputs():
-    orders = _comparisons({(1, 25): 0.5, (1, 100): 0.4, (2, 100): 0.6, (3, 100): None})
-    orders = pd.concat([orders, _comparisons({(4, 100): 0.7})], ignore_index=True)
-    floors = {
-        "ABC": _comparisons(
-            {(1, 25): 0.1, (1, 100): 0.2, (2, 100): 0.3, (3, 100): 0.1, (4, 100): None}
-        ),
-        "BAC": _comparisons(
-            {(1, 25): 0.3, (1, 100): 0.1, (2, 100): 0.1, (3, 100): 0.1, (4, 100): 0.2}
-        ),
+    """Seed 1: matched at 25; seed 2: unmatched; seed 3: the stream-0 order pair diverged;
+    seed 4: a same-order replicate pair diverged."""
+    order_main = _comparisons({(1, 25): 0.5, (1, 100): 0.4, (2, 100): 0.6, (3, 100): None})
+    order_main = pd.concat([order_main, _comparisons({(4, 100): 0.7})], ignore_index=True)
+
+    def square(h1: float, h2: float, h3: float, h4: float, floor: float | None) -> dict:
+        return {(1, 25): h1, (1, 100): h2, (2, 100): h3, (3, 100): h4, (4, 100): floor}
+
+    pairs = {
+        "ABC_BAC": order_main,
+        "ABCr_BACr": _comparisons(square(0.7, 0.6, 0.6, 0.5, 0.5)),
+        "ABC_BACr": _comparisons(square(0.5, 0.4, 0.6, 0.5, 0.5)),
+        "ABCr_BAC": _comparisons(square(0.3, 0.2, 0.6, 0.5, 0.5)),
+        "ABC_ABCr": _comparisons(square(0.1, 0.2, 0.3, 0.1, None)),
+        "BAC_BACr": _comparisons(square(0.3, 0.1, 0.1, 0.1, 0.2)),
     }
     matches = pd.DataFrame(
         {
@@ -228,24 +235,30 @@ def _noise_floor_inputs():
             "matched_update": pd.array([25, pd.NA, pd.NA, 100], dtype="Int64"),
         }
     )
-    return orders, floors, matches
+    return pairs, matches
 
 
-def test_noise_floor_table_excess_is_order_minus_mean_floor() -> None:
+def test_order_pairs_join_the_two_orders_on_any_streams() -> None:
+    assert [is_order_pair(p) for p in ("ABC_BAC", "ABCr_BACr", "ABC_BACr", "ABCr_BAC")] == [
+        True
+    ] * 4
+    assert not is_order_pair("ABC_ABCr") and not is_order_pair("BAC_BACr")
+
+
+def test_noise_floor_excess_is_mean_order_pair_minus_mean_same_order_pair() -> None:
     table = noise_floor_table(*_noise_floor_inputs(), common_endpoint=100)
     assert len(table) == 8  # every seed at both endpoints
     row = _row(table, seed=1, endpoint="matched")
     assert (row["status"], row["update"]) == ("ok", 25)
-    assert row["h_order"] == 0.5
-    assert (row["h_floor_ABC"], row["h_floor_BAC"]) == (0.1, 0.3)
-    assert row["h_floor"] == pytest.approx(0.2)
-    assert row["excess"] == pytest.approx(0.3)
+    assert (row["h_ABC_BAC"], row["h_ABCr_BAC"], row["h_ABC_ABCr"]) == (0.5, 0.3, 0.1)
+    assert row["h_order"] == pytest.approx((0.5 + 0.7 + 0.5 + 0.3) / 4)
+    assert row["h_floor"] == pytest.approx((0.1 + 0.3) / 2)
+    assert row["excess"] == pytest.approx(0.5 - 0.2)
     row = _row(table, seed=1, endpoint="common_100")
-    assert row["excess"] == pytest.approx(0.4 - 0.15)
+    assert row["excess"] == pytest.approx((0.4 + 0.6 + 0.4 + 0.2) / 4 - 0.15)
     row = _row(table, seed=2, endpoint="common_100")
     assert row["status"] == "ok" and row["excess"] == pytest.approx(0.6 - 0.2)
     assert _row(table, seed=2, endpoint="matched")["status"] == "unmatched"
-    # Seed 3: the order pair diverged; seed 4: a same-order replicate diverged.
     for seed in (3, 4):
         for endpoint in ("matched", "common_100"):
             row = _row(table, seed=seed, endpoint=endpoint)
@@ -254,10 +267,18 @@ def test_noise_floor_table_excess_is_order_minus_mean_floor() -> None:
     assert str(table["update"].dtype) == "Int64"
 
 
+def test_noise_floor_needs_both_kinds_of_pair() -> None:
+    pairs, matches = _noise_floor_inputs()
+    with pytest.raises(ValueError, match="same-order"):
+        noise_floor_table({"ABC_BAC": pairs["ABC_BAC"]}, matches, common_endpoint=100)
+
+
 def test_noise_floor_summary_counts_and_means() -> None:
     per_seed = noise_floor_table(*_noise_floor_inputs(), common_endpoint=100)
     table = noise_floor_summary(per_seed, STATS)
-    assert set(table["metric"]) == {"excess", "h_order", "h_floor", "h_floor_ABC", "h_floor_BAC"}
+    pairs = {"h_ABC_BAC", "h_ABCr_BACr", "h_ABC_BACr", "h_ABCr_BAC", "h_ABC_ABCr", "h_BAC_BACr"}
+    assert set(table["metric"]) == {"excess", "h_order", "h_floor"} | pairs
+    assert list(table["metric"])[:3] == ["excess", "h_order", "h_floor"]
     row = _row(table, endpoint="common_100", metric="excess")
     assert row["n"] == 2 and row["mean"] == pytest.approx((0.25 + 0.4) / 2)
     assert (row["n_seeds"], row["n_unmatched"], row["n_diverged"]) == (4, 0, 2)

@@ -80,13 +80,16 @@ def test_default_config_dry_run_has_the_full_main_study(tmp_path):
 def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
     jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n"))
     # Main (40 runs) is shared by the pilot's reset arm, long, noise floor stream 0 and the
-    # probes; new runs: pilot preserve (10), rotated (10), noise-floor replicates (10). The
-    # activation runs appear only once the stability search (10 traces at 0.05) has decided.
-    assert jobs["train_history"] == 40 + 10 + 10 + 10
+    # probes; new runs: pilot preserve (10), rotated (10), noise-floor replicates (40: both
+    # orders of the 20 main seeds on stream 1). The activation runs appear only once the
+    # stability search (10 traces at 0.05) has decided.
+    assert jobs["train_history"] == 40 + 10 + 10 + 40
     assert jobs["extend_history"] == 10
-    assert jobs["dump_representations"] == 70
-    assert jobs["compare_orders_base"] == 20 + 5 + 5
-    assert jobs["compare_streams_base"] == 10
+    assert jobs["dump_representations"] == 100
+    # ABC vs BAC: main, rotated, pilot preserve, and the replicates' own order pair.
+    assert jobs["compare_orders_base"] == 20 + 5 + 5 + 20
+    # Each replicate against both stream-0 runs of its seed: the rest of the square.
+    assert jobs["compare_streams_base"] == 20 * 4
     assert jobs["train_probes"] == 20
     assert jobs["trace_stability"] == 10
     assert jobs["summarize_pairs"] == 4  # main, rotated, pilot preserve, pilot reset

@@ -105,14 +105,24 @@ def long_summary(
     return pd.DataFrame(rows)
 
 
+def is_order_pair(pair: str) -> bool:
+    """Whether a pair name of the noise floor's square ("ABC_BACr": S_ABC on stream 0 and
+    S_BAC on the replicate stream) joins the two orders, rather than one order's replicates."""
+    first, second = pair.split("_")
+    return first.rstrip("r") != second.rstrip("r")
+
+
 def noise_floor_table(
-    orders: pd.DataFrame,
-    floors: dict[str, pd.DataFrame],
-    matches: pd.DataFrame,
-    common_endpoint: int,
+    pairs: dict[str, pd.DataFrame], matches: pd.DataFrame, common_endpoint: int
 ) -> pd.DataFrame:
-    """Per seed and endpoint: H_repr between orders, the same-order replicate H_repr of each
-    order (the noise floor), their mean, and the excess of the order effect over the floor."""
+    """Per seed and endpoint: H_repr of every pair of the seed's square (``h_<pair>``), the
+    order effect ``h_order`` (mean over the order pairs), the noise floor ``h_floor`` (mean
+    over the same-order pairs) and ``excess`` = h_order - h_floor. The endpoints are the
+    stream-0 pair's matched checkpoint and the common one, the same update for every pair."""
+    order_pairs = [pair for pair in pairs if is_order_pair(pair)]
+    floor_pairs = [pair for pair in pairs if not is_order_pair(pair)]
+    if not order_pairs or not floor_pairs:
+        raise ValueError(f"the square needs order and same-order pairs, got {list(pairs)}")
     rows = []
     for match in matches.itertuples(index=False):
         endpoints = (
@@ -121,9 +131,9 @@ def noise_floor_table(
         )
         for endpoint, update in endpoints:
             row = {"seed": match.seed, "endpoint": endpoint, "update": update}
-            tables = [orders, *floors.values()]
             diverged = match.status == "diverged" or any(
-                (t.loc[t["seed"] == match.seed, "pair_status"] != "ok").any() for t in tables
+                (t.loc[t["seed"] == match.seed, "pair_status"] != "ok").any()
+                for t in pairs.values()
             )
             if diverged:
                 row["status"] = "diverged"
@@ -131,24 +141,31 @@ def noise_floor_table(
                 row["status"] = "unmatched"
             else:
                 row["status"] = "ok"
-                row["h_order"] = at_update(orders, int(update), "h_repr")[match.seed]
-                for order, table in floors.items():
-                    row[f"h_floor_{order}"] = at_update(table, int(update), "h_repr")[match.seed]
-                row["h_floor"] = np.mean([row[f"h_floor_{order}"] for order in floors])
+                for pair, table in pairs.items():
+                    row[f"h_{pair}"] = at_update(table, int(update), "h_repr")[match.seed]
+                row["h_order"] = np.mean([row[f"h_{pair}"] for pair in order_pairs])
+                row["h_floor"] = np.mean([row[f"h_{pair}"] for pair in floor_pairs])
                 row["excess"] = row["h_order"] - row["h_floor"]
             rows.append(row)
-    return pd.DataFrame(rows).astype({"update": "Int64"})
+    columns = ["seed", "endpoint", "update", "status", "excess", "h_order", "h_floor"]
+    columns += [f"h_{pair}" for pair in pairs]
+    return pd.DataFrame(rows).reindex(columns=columns).astype({"update": "Int64"})
 
 
 def noise_floor_summary(per_seed: pd.DataFrame, stats: dict) -> pd.DataFrame:
+    """Statistics of the excess (paired tests against zero), the order effect, the floor and
+    each pair of the square, per endpoint."""
+    metrics = [column for column in per_seed.columns if column in ("excess", "h_order")]
+    metrics += [
+        column for column in per_seed.columns if column.startswith("h_") and column not in metrics
+    ]
     rows = []
     for endpoint, group in per_seed.groupby("endpoint", sort=False):
         ok, counts = group[group["status"] == "ok"], status_counts(group)
-        for metric in ("excess", "h_order", "h_floor", "h_floor_ABC", "h_floor_BAC"):
-            values = ok[metric] if metric in ok else []
+        for metric in metrics:
             rows.append(
                 stat_row(
-                    values,
+                    ok[metric],
                     stats,
                     signed=metric == "excess",
                     endpoint=endpoint,

@@ -1,0 +1,69 @@
+# Verification against reference/<config name>/: retrain the named runs in fresh processes and
+# compare every checkpoint digest with the reference's (`make verify SEEDS=101`).
+
+from workflow.environment import machine_identity
+from workflow.provenance import package_versions
+from workflow.reference import training_config
+from workflow.verify import verification_inputs
+
+REFERENCE = f"reference/{config['name']}"
+VERIFIED_RUN = f"results/verify/{RUN_ID}/through~{{through}}"
+# A rerun trains straight through these segments (see workflow/scripts/verify_run.py).
+TRAINED_THROUGH = {"base": ["base"], "extended": ["base", "extended"]}
+
+
+rule verify_run:
+    input:
+        mnist=rules.prepare_mnist.output.npz,
+    output:
+        digests=f"{VERIFIED_RUN}.csv",
+        environment=f"{VERIFIED_RUN}.json",
+    log:
+        f"logs/verify/{RUN_ID}/through~{{through}}.log",
+    benchmark:
+        f"benchmarks/verify/{RUN_ID}/through~{{through}}.tsv"
+    wildcard_constraints:
+        through="base|extended",
+    conda:
+        "../envs/histres.yaml"
+    threads: config["training"]["torch_threads"]
+    resources:
+        mem_mb=4000,
+    params:
+        config=TRAINING_CONFIG,
+        updates=lambda w: {s: SEGMENTS[s] for s in TRAINED_THROUGH[w.through]},
+        # A new torch or numpy can change the bits: retrain rather than reuse an old rerun.
+        packages=package_versions(("torch", "numpy")),
+        # So does another CPU, or a variable that caps its instruction set.
+        machine=machine_identity(),
+        code=code("verify_run"),
+    script:
+        adapter("verify_run")
+
+
+rule verify_reference:
+    input:
+        # Reads the reference's checkpoint table to know which runs to retrain.
+        unpack(
+            lambda w: verification_inputs(
+                REFERENCE, config, w.scope, w.seeds, VERIFIED_RUN
+            )
+        ),
+    output:
+        table="results/verify/{scope}/seeds~{seeds}.csv",
+        report="results/verify/{scope}/seeds~{seeds}.txt",
+    log:
+        "logs/verify/{scope}/seeds~{seeds}.log",
+    wildcard_constraints:
+        scope="main|all",
+        seeds=r"\d+(,\d+)*",
+    localrule: True
+    conda:
+        "../envs/histres.yaml"
+    params:
+        reference=REFERENCE,
+        # What the checkpoints' bits depend on; the reference must have been trained with it.
+        config=sorted_keys(training_config(config)),
+        code=code("verify_reference"),
+    script:
+        adapter("verify_reference")

@@ -1,0 +1,151 @@
+"""The reference exporter and the README's generated results section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from workflow import headlines, reference
+from workflow.artifacts import read_csv, write_csv, write_json
+
+REPO = Path(__file__).resolve().parent.parent
+RUN = "runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0/seed~{seed}/order~{order}"
+
+
+def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[int]) -> dict:
+    return {
+        "status": "ok" if len(reached) == len(checkpoints) else "diverged",
+        "diverged_at": None if len(reached) == len(checkpoints) else {"phase": "common"},
+        "checkpoints": {str(u): d for u, d in reached.items()},
+        "phases": [
+            {"phase": "phase1", "updates": 10, "seconds": 1.0},
+            {"phase": "common", "updates": 30, "seconds": 3.0},
+        ],
+        "provenance": {
+            "protocol": "class_split",
+            "act": "relu",
+            "lr": 0.05,
+            "optim": "reset",
+            "stream": 0,
+            "seed": seed,
+            "order": order,
+            "torch_threads": 1,
+            "kernels": "fused",
+            "device": "cpu",
+            "memory_format": "channels_last",
+            "packages": {"torch": "2.14.1"},
+            "code_version": "abc123",
+            "config": {"training": {"checkpoints": checkpoints, "extended_checkpoints": []}},
+        },
+    }
+
+
+def _results(tmp_path: Path) -> tuple[Path, Path]:
+    results, benchmarks = tmp_path / "results", tmp_path / "benchmarks"
+    for order, reached in (("ABC", {0: "d0", 25: "d25"}), ("BAC", {0: "e0"})):
+        run = RUN.format(seed=101, order=order)
+        write_json(results / run / "run.json", _record(101, order, reached, [0, 25]))
+        (benchmarks / run).mkdir(parents=True)
+        (benchmarks / run / "train_history.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
+    group = RUN.format(seed=101, order="ABC").rsplit("/", 1)[0]
+    write_csv(results / group / "ABC_vs_BAC" / "base.csv", pd.DataFrame({"seed": [101]}))
+    write_csv(results / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
+    (results / "figures").mkdir(parents=True)
+    (results / "figures" / "main_h_repr.png").write_bytes(b"png")
+    (results / "figures" / "main_h_repr.pdf").write_bytes(b"x" * (reference.PDF_LIMIT_BYTES + 1))
+    return results, benchmarks
+
+
+def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) -> None:
+    runs, checkpoints = reference.run_tables(*_results(tmp_path))
+    assert list(runs["order"]) == ["ABC", "BAC"]
+    assert list(runs["status"]) == ["ok", "diverged"]
+    assert list(runs["wall_s"]) == [12.5, 12.5]
+    assert list(runs["updates"]) == [40, 40] and list(runs["updates_per_s"]) == [10.0, 10.0]
+    bac = checkpoints[checkpoints["order"] == "BAC"]
+    assert list(bac["update"]) == [0, 25]
+    assert list(bac["status"]) == ["ok", "diverged"]
+    assert list(bac["params_digest"].fillna("")) == ["e0", ""]
+
+
+def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) -> None:
+    results, benchmarks = _results(tmp_path)
+    config = {"name": "tiny", "training": {"torch_threads": 1, "kernels": "fused", "device": "cpu"}}
+    out = tmp_path / "reference" / "tiny"
+    prov = reference.export(results, benchmarks, out, config, REPO)
+    assert prov["studies_complete"] == ["main"]
+    assert "noise_floor" in prov["studies_pending"]
+    assert (out / "summary" / "main.csv").is_file()
+    assert (
+        out
+        / "comparisons"
+        / RUN.format(seed=101, order="ABC").replace("/order~ABC", "/ABC_vs_BAC/base.csv")[
+            len("runs/") :
+        ]
+    ).is_file()
+    assert (out / "figures" / "main_h_repr.png").is_file()
+    assert not (out / "figures" / "main_h_repr.pdf").exists()  # too large to track
+    assert prov["config_digest"] == reference.config_digest(config)
+    assert len(read_csv(out / "checkpoints.csv")) == 4
+    assert json.loads((out / "provenance.json").read_text())["environment"]["torch_threads"] == 1
+
+
+def test_config_merges_like_snakemake(tmp_path) -> None:
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump({"x": {"y": 1, "z": [1, 2]}, "w": 0}))
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump({"x": {"z": [3]}}))
+    merged = reference.load_config([tmp_path / "a.yaml", tmp_path / "b.yaml"])
+    assert merged == {"x": {"y": 1, "z": [3]}, "w": 0}
+
+
+def _summary_row(**values) -> dict:
+    base = {"n": 5, "n_seeds": 5, "n_unmatched": 0, "n_diverged": 0, "sd": 0.1}
+    base |= {"t": 1.0, "p_t": 0.01, "p_wilcoxon": 0.03, "d_z": 1.2}
+    return base | values
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "words"),
+    [(0.01, 0.03, "lies above it"), (-0.01, 0.03, "cannot be told apart"), (-0.03, -0.01, "below")],
+)
+def test_noise_floor_is_stated_plainly_whatever_it_shows(low, high, words) -> None:
+    rows = [
+        _summary_row(endpoint="matched", metric="h_order", mean=0.04, ci_low=0.03, ci_high=0.05),
+        _summary_row(endpoint="matched", metric="h_floor", mean=0.02, ci_low=0.01, ci_high=0.03),
+        _summary_row(endpoint="matched", metric="excess", mean=0.02, ci_low=low, ci_high=high),
+    ]
+    text = headlines.noise_floor_study(pd.DataFrame(rows))
+    assert words in text
+    assert "2.0 times" in text
+    assert "0.0200 [" in text
+
+
+def test_section_replaces_only_the_marked_block() -> None:
+    readme = f"intro\n{headlines.BEGIN}\nold\n{headlines.END}\noutro\n"
+    new = headlines.replace_section(readme, f"{headlines.BEGIN}\nnew\n{headlines.END}")
+    assert new == f"intro\n{headlines.BEGIN}\nnew\n{headlines.END}\noutro\n"
+    with pytest.raises(ValueError, match="markers"):
+        headlines.replace_section("no markers", "x")
+
+
+def test_readme_results_section_matches_the_reference_folder() -> None:
+    """The README's numbers are the reference's: regenerate them and compare."""
+    readme = REPO / "README.md"
+    assert headlines.main([str(Path("reference/full")), str(readme), "--check"]) == 0
+
+
+def test_reference_folder_is_consistent() -> None:
+    """Every complete study has its summary; every run's checkpoints are listed with digests;
+    the config recorded is the repository's full config."""
+    folder = REPO / "reference" / "full"
+    prov, checkpoints = reference.read_reference(folder)
+    for study in prov["studies_complete"]:
+        assert (folder / "summary" / f"{study}.csv").is_file(), study
+    runs = read_csv(folder / "runs.csv")
+    ok = checkpoints[checkpoints["status"] == "ok"]
+    assert ok["params_digest"].str.fullmatch(r"[0-9a-f]{64}").all()
+    assert len(runs) == len(checkpoints.groupby([*reference.IDENTITY, "segment"]))
+    assert prov["config"] == reference.load_config([REPO / "config.yaml"])

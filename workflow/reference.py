@@ -1,0 +1,291 @@
+"""Reference results: a small, tracked copy of a finished run's answer, checkable bit for bit.
+
+    python -m workflow.reference export --name full            # results/ -> reference/full/
+    python -m workflow.reference export --name smoke --configfile config/smoke.yaml
+
+A reference folder holds no checkpoints and no dumps, only what a reader and a verifier need:
+
+    provenance.json    config (whole, and its digest), git commit, training code version,
+                       packages, threads, kernels, device, CPU model and ISA flags, date, and
+                       which studies are complete
+    runs.csv           one row per training job: identity, segment, status, updates, wall time
+    checkpoints.csv    one row per checkpoint: identity, segment, update, status, digest
+    summary/, tables/  every finished study's summary and per-seed table
+    comparisons/       each pair's per-checkpoint comparison table (the results/ layout)
+    figures/           every figure (PNG; PDF too when small)
+
+A study counts as complete when its summary exists; the exporter copies what is there and
+lists the rest as pending, so a partial reference is always labelled as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from workflow.artifacts import read_csv, read_json, write_csv, write_json
+from workflow.environment import machine_environment, today
+from workflow.provenance import canonical_json
+
+IDENTITY = ("protocol", "act", "lr", "optim", "stream", "seed", "order")
+RECORDS = {"base": "run.json", "extended": "extension.json"}
+JOBS = {"base": "train_history", "extended": "extend_history"}
+STUDIES = (
+    "main",
+    "noise_floor",
+    "pilot",
+    "rotated",
+    "probes",
+    "long",
+    "activation",
+    "lr_search",
+)
+PDF_LIMIT_BYTES = 200_000
+# The pair comparisons the rules write (rules/compare.smk), and nothing else under runs/.
+COMPARISONS = ("**/ABC_vs_BAC/*.csv", "**/vs_stream~0/order~*/*.csv")
+RUN_COLUMNS = [
+    *IDENTITY,
+    "segment",
+    "status",
+    "diverged_at",
+    "updates",
+    "train_s",
+    "wall_s",
+    "updates_per_s",
+    "torch_threads",
+    "kernels",
+    "device",
+    "memory_format",
+    "torch",
+    "code_version",
+]
+CHECKPOINT_COLUMNS = [*IDENTITY, "segment", "update", "status", "params_digest"]
+
+
+def load_config(paths: Iterable[str | Path]) -> dict[str, Any]:
+    """The config as Snakemake builds it: each file's keys replace the previous ones, nested
+    mappings key by key, lists whole."""
+
+    def merge(base: dict, override: Mapping) -> dict:
+        out = dict(base)
+        for key, value in override.items():
+            if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+                out[key] = merge(out[key], value)
+            else:
+                out[key] = value
+        return out
+
+    config: dict[str, Any] = {}
+    for path in paths:
+        config = merge(config, yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
+def config_digest(config: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(config).encode()).hexdigest()
+
+
+# What a checkpoint's bits depend on besides its run's identity (seed, order, lr ...): the
+# verification compares this slice, so a change elsewhere (statistics, studies) leaves the
+# reference's digests checkable.
+TRAINING_KEYS = {
+    "data": ("digests", "normalize", "subset"),
+    "tasks": ("class_split", "common_per_digit"),
+    "model": None,
+    "training": None,
+}
+# Changes no bit: how often a job saves its resumable state.
+NOT_TRAINING = {"training": ("state_every",)}
+
+
+def training_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for head, keys in TRAINING_KEYS.items():
+        section = config.get(head, {})
+        chosen = keys if keys is not None else tuple(section)
+        dropped = NOT_TRAINING.get(head, ())
+        out[head] = {key: section[key] for key in chosen if key in section and key not in dropped}
+    return out
+
+
+def training_digest(config: Mapping[str, Any]) -> str:
+    return config_digest(training_config(config))
+
+
+def git_commit(repo: Path) -> str:
+    """HEAD's commit, with "+dirty" when tracked files differ from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def _records(results: Path) -> Iterable[tuple[str, Path, dict]]:
+    for segment, name in RECORDS.items():
+        for path in sorted((results / "runs").glob(f"**/{name}")):
+            yield segment, path, read_json(path)
+
+
+def _job_seconds(benchmarks: Path, run_dir: Path, results: Path, segment: str) -> float | None:
+    """Wall time of the training job, from Snakemake's benchmark file of that job."""
+    tsv = benchmarks / run_dir.relative_to(results) / f"{JOBS[segment]}.tsv"
+    if not tsv.is_file():
+        return None
+    return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
+
+
+def run_tables(results: Path, benchmarks: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(runs, checkpoints): every training job under ``results/runs`` and every checkpoint."""
+    runs, checkpoints = [], []
+    for segment, path, record in _records(results):
+        prov = record["provenance"]
+        identity = {key: prov[key] for key in IDENTITY}
+        updates = sum(phase["updates"] for phase in record.get("phases", []))
+        train_s = sum(phase["seconds"] for phase in record.get("phases", []))
+        wall_s = _job_seconds(benchmarks, path.parent, results, segment)
+        runs.append(
+            {
+                **identity,
+                "segment": segment,
+                "status": record["status"],
+                "diverged_at": canonical_json(record["diverged_at"])
+                if record.get("diverged_at")
+                else "",
+                "updates": updates,
+                "train_s": round(train_s, 1),
+                "wall_s": wall_s,
+                "updates_per_s": round(updates / train_s, 2) if train_s else None,
+                "torch_threads": prov["torch_threads"],
+                "kernels": prov["kernels"],
+                "device": prov["device"],
+                "memory_format": prov["memory_format"],
+                "torch": prov["packages"]["torch"],
+                "code_version": prov["code_version"],
+            }
+        )
+        reached = {int(update): digest for update, digest in record["checkpoints"].items()}
+        for update in prov["config"]["training"][_updates_key(segment)]:
+            checkpoints.append(
+                {
+                    **identity,
+                    "segment": segment,
+                    "update": update,
+                    "status": "ok" if update in reached else "diverged",
+                    "params_digest": reached.get(update, ""),
+                }
+            )
+    key = [*IDENTITY, "segment"]
+    runs_table = pd.DataFrame(runs, columns=RUN_COLUMNS)
+    checkpoint_table = pd.DataFrame(checkpoints, columns=CHECKPOINT_COLUMNS)
+    return (
+        runs_table.sort_values(key, kind="stable", ignore_index=True),
+        checkpoint_table.sort_values([*key, "update"], kind="stable", ignore_index=True),
+    )
+
+
+def _updates_key(segment: str) -> str:
+    return "checkpoints" if segment == "base" else "extended_checkpoints"
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+
+
+def export(
+    results: Path,
+    benchmarks: Path,
+    out: Path,
+    config: Mapping[str, Any],
+    repo: Path,
+) -> dict[str, Any]:
+    """Write the reference folder ``out`` from a results tree; returns its provenance."""
+    commit = git_commit(repo)  # before writing: the folder's own files would make it dirty
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    complete = [s for s in STUDIES if (results / "summary" / f"{s}.csv").is_file()]
+    for study in complete:
+        _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
+    for table in sorted((results / "tables").glob("*.csv")):
+        _copy(table, out / "tables" / table.name)
+    for pattern in COMPARISONS:
+        for comparison in sorted((results / "runs").glob(pattern)):
+            _copy(comparison, out / "comparisons" / comparison.relative_to(results / "runs"))
+    for figure in sorted((results / "figures").glob("*.png")):
+        _copy(figure, out / "figures" / figure.name)
+        pdf = figure.with_suffix(".pdf")
+        if pdf.is_file() and pdf.stat().st_size <= PDF_LIMIT_BYTES:
+            _copy(pdf, out / "figures" / pdf.name)
+    audit = results / "audit" / "determinism.csv"
+    if audit.is_file():
+        _copy(audit, out / "audit" / "determinism.csv")
+    runs, checkpoints = run_tables(results, benchmarks)
+    write_csv(out / "runs.csv", runs)
+    write_csv(out / "checkpoints.csv", checkpoints)
+    training = config["training"]
+    provenance = {
+        "name": config["name"],
+        "config_digest": config_digest(config),
+        "training_config_digest": training_digest(config),
+        "export_commit": commit,
+        "training_code": sorted(set(runs["code_version"])) if len(runs) else [],
+        "date": today(),
+        "studies_complete": complete,
+        "studies_pending": [s for s in STUDIES if s not in complete],
+        "environment": machine_environment(
+            torch_threads=training["torch_threads"],
+            kernels=training["kernels"],
+            device=training["device"],
+            memory_format="channels_last",
+        ),
+        "config": config,
+    }
+    write_json(out / "provenance.json", provenance)
+    return provenance
+
+
+def read_reference(folder: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """(provenance, checkpoints) of a reference folder."""
+    return read_json(folder / "provenance.json"), read_csv(folder / "checkpoints.csv")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m workflow.reference", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    export_cmd = commands.add_parser("export", help="write reference/<name>/ from results/")
+    export_cmd.add_argument("--configfile", action="append", default=[])
+    export_cmd.add_argument("--results", type=Path, default=Path("results"))
+    export_cmd.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
+    export_cmd.add_argument("--out", type=Path, help="default: reference/<config name>")
+    args = parser.parse_args(argv)
+    repo = Path(__file__).resolve().parent.parent
+    config = load_config([repo / "config.yaml", *args.configfile])
+    out = args.out or repo / "reference" / config["name"]
+    provenance = export(args.results, args.benchmarks, out, config, repo)
+    print(
+        f"{out}: complete {', '.join(provenance['studies_complete']) or 'none'}; "
+        f"pending {', '.join(provenance['studies_pending']) or 'none'}"
+    )
+
+
+if __name__ == "__main__":
+    main()
