@@ -66,6 +66,7 @@ rule summarize_activation:
     params:
         config=STATISTICS,
         updates=[SEGMENTS["base"][-1], *SEGMENTS["extended"]],
+        segments=SEGMENTS,
         code=code("summarize_activation"),
     script:
         adapter("summarize_activation")

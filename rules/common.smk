@@ -215,3 +215,35 @@ def figure_rule_output(name):
 
 def pair_comparisons(run_group, seeds):
     return comparisons(run_group, seeds, "base")
+
+
+def stream0_run(wildcards):
+    """The stream-0 run a replicate is compared with."""
+    return {"stream": 0, "order": wildcards.other}
+
+
+def first_run(wildcards):
+    here = {"stream": int(wildcards.stream), "order": wildcards.order}
+    return min(here, stream0_run(wildcards), key=lambda run: (run["order"], run["stream"]))
+
+
+def second_run(wildcards):
+    here = {"stream": int(wildcards.stream), "order": wildcards.order}
+    return max(here, stream0_run(wildcards), key=lambda run: (run["order"], run["stream"]))
+
+
+def noise_floor_pairs():
+    """A seed's four runs (ABC, BAC on stream 0 and on the replicate stream, marked r) give
+    four order pairs and two same-order pairs; each pair's comparisons, by pair name."""
+    seeds, replicate = STUDIES["noise_floor"]["seeds"], STUDIES["noise_floor"]["stream"]
+    on_replicate = partial(
+        comparisons, group(), seeds, "base", against_stream=replicate
+    )
+    return {
+        "ABC_BAC": comparisons(group(), seeds, "base"),
+        "ABCr_BACr": comparisons(group(stream=replicate), seeds, "base"),
+        "ABC_BACr": on_replicate(order="BAC", other="ABC"),
+        "ABCr_BAC": on_replicate(order="ABC", other="BAC"),
+        "ABC_ABCr": on_replicate(order="ABC"),
+        "BAC_BACr": on_replicate(order="BAC"),
+    }

@@ -3,21 +3,6 @@
 # first when both have one order), so the per-pair columns named ABC/BAC read the same way.
 
 
-def against(wildcards):
-    """The stream-0 run a replicate is compared with."""
-    return {"stream": 0, "order": wildcards.other}
-
-
-def first(wildcards):
-    here = {"stream": int(wildcards.stream), "order": wildcards.order}
-    return min(here, against(wildcards), key=lambda run: (run["order"], run["stream"]))
-
-
-def second(wildcards):
-    here = {"stream": int(wildcards.stream), "order": wildcards.order}
-    return max(here, against(wildcards), key=lambda run: (run["order"], run["stream"]))
-
-
 for segment, updates in SEGMENTS.items():
 
     rule:
@@ -53,16 +38,16 @@ for segment, updates in SEGMENTS.items():
             f"compare_streams_{segment}"
         input:
             records=lambda w, s=segment: [
-                *run_record(s, **against(w))(w),
+                *run_record(s, **stream0_run(w))(w),
                 *run_record(s)(w),
             ],
-            dumps_first=lambda w, u=updates: run_files("dumps", u, **first(w))(w),
-            dumps_second=lambda w, u=updates: run_files("dumps", u, **second(w))(w),
+            dumps_first=lambda w, u=updates: run_files("dumps", u, **first_run(w))(w),
+            dumps_second=lambda w, u=updates: run_files("dumps", u, **second_run(w))(w),
             checkpoints_first=lambda w, u=updates: run_files(
-                "checkpoints", u, **first(w)
+                "checkpoints", u, **first_run(w)
             )(w),
             checkpoints_second=lambda w, u=updates: run_files(
-                "checkpoints", u, **second(w)
+                "checkpoints", u, **second_run(w)
             )(w),
         output:
             comparison=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.csv",
@@ -71,8 +56,8 @@ for segment, updates in SEGMENTS.items():
         conda:
             "../envs/histres.yaml"
         params:
-            first=lambda w: identity(w, **first(w)),
-            second=lambda w: identity(w, **second(w)),
+            first=lambda w: identity(w, **first_run(w)),
+            second=lambda w: identity(w, **second_run(w)),
             segment=segment,
             updates=updates,
             dump_config=DUMP_CONFIG,

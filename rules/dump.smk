@@ -32,6 +32,7 @@ for segment, updates in SEGMENTS.items():
             mem_mb=3000,
         params:
             config=DUMP_CONFIG,
+            updates=updates,
             code=code("dump_representations"),
         script:
             adapter("dump_representations")

@@ -50,6 +50,7 @@ for name, inputs in FIGURE_INPUTS.items():
         params:
             figure=name,
             config=sorted_keys(FIGURE_PARAMS),
+            segments=SEGMENTS,
             code=code("plot_figure"),
         script:
             adapter("plot_figure")
@@ -73,6 +74,7 @@ rule plot_activation:
     params:
         figure="activation",
         config=sorted_keys(FIGURE_PARAMS),
+        segments=SEGMENTS,
         code=code("plot_figure"),
     script:
         adapter("plot_figure")

@@ -76,6 +76,7 @@ rule summarize_probes:
         "../envs/histres.yaml"
     params:
         config=STATISTICS,
+        probe_seed=PROBES["probe_seed"],
         tost=sorted_keys(
             {k: PROBES[k] for k in ("tost_budget", "tost_margin_pp", "tost_alpha")}
         ),

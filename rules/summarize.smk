@@ -14,6 +14,7 @@ rule select_matches:
         "../envs/histres.yaml"
     params:
         config=slice_config("matching"),
+        segments=SEGMENTS,
         code=code("select_matches"),
     script:
         adapter("select_matches")
@@ -40,6 +41,7 @@ rule summarize_pairs:
         "../envs/histres.yaml"
     params:
         config=STATISTICS,
+        segments=SEGMENTS,
         code=code("summarize_pairs"),
     script:
         adapter("summarize_pairs")
@@ -88,26 +90,10 @@ rule summarize_long:
     params:
         config=STATISTICS,
         updates=[SEGMENTS["base"][-1], *SEGMENTS["extended"]],
+        segments=SEGMENTS,
         code=code("summarize_long"),
     script:
         adapter("summarize_long")
-
-
-def noise_floor_pairs():
-    """A seed's four runs (ABC, BAC on stream 0 and on the replicate stream, marked r) give
-    four order pairs and two same-order pairs; each pair's comparisons, by pair name."""
-    seeds, replicate = STUDIES["noise_floor"]["seeds"], STUDIES["noise_floor"]["stream"]
-    on_replicate = partial(
-        comparisons, group(), seeds, "base", against_stream=replicate
-    )
-    return {
-        "ABC_BAC": comparisons(group(), seeds, "base"),
-        "ABCr_BACr": comparisons(group(stream=replicate), seeds, "base"),
-        "ABC_BACr": on_replicate(order="BAC", other="ABC"),
-        "ABCr_BAC": on_replicate(order="ABC", other="BAC"),
-        "ABC_ABCr": on_replicate(order="ABC"),
-        "BAC_BACr": on_replicate(order="BAC"),
-    }
 
 
 rule summarize_noise_floor:
@@ -129,6 +115,7 @@ rule summarize_noise_floor:
     params:
         pairs=list(noise_floor_pairs()),
         config=STATISTICS,
+        segments=SEGMENTS,
         code=code("summarize_noise_floor"),
     script:
         adapter("summarize_noise_floor")

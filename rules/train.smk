@@ -9,12 +9,15 @@ TRAINING_CONFIG = slice_config(
     "tasks.common_per_digit",
     "model",
     "training",
-    # Set per run by its path (the run identity), never read from here.
+    # Set per run by its path (the run identity), never read from here; the extended
+    # checkpoints concern only the extension rule, and state_every changes no result (the
+    # adapter reads it from the config, so that changing it reruns nothing).
     drop=(
         "model.activation",
         "training.lr",
         "training.optimizer_at_common",
         "training.state_every",
+        "training.extended_checkpoints",
     ),
 )
 
@@ -43,7 +46,6 @@ rule train_history:
         config=TRAINING_CONFIG,
         segment="base",
         updates=SEGMENTS["base"],
-        state_every=config["training"]["state_every"],
         code=code("train_history"),
     script:
         adapter("train_history")
@@ -73,7 +75,6 @@ rule extend_history:
         config=TRAINING_CONFIG,
         segment="extended",
         updates=SEGMENTS["extended"],
-        state_every=config["training"]["state_every"],
         code=code("train_history"),
     script:
         adapter("train_history")

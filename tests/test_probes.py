@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -15,12 +16,15 @@ from torch import nn
 import workflow.probes as probes
 from workflow.model import ModelSpec, build_model
 from workflow.probes import (
+    PROBE_COLUMNS,
     BackboneChanged,
     ProbeSettings,
     accuracy,
+    correct_count,
     draw_examples,
     frozen_features,
     per_seed_differences,
+    percent,
     probe_pair,
     train_head,
 )
@@ -149,6 +153,15 @@ def test_accuracy_in_percent() -> None:
         head.weight[7, 1] = 1.0
     feats = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
     assert accuracy(head, feats, torch.tensor([3, 7, 7, 7])) == 75.0
+    count = correct_count(head, feats, torch.tensor([3, 7, 7, 7]))
+    assert count == 3 and type(count) is int
+
+
+def test_percent_is_exact_so_one_image_differences_are_one_float() -> None:
+    # As float accuracy differences, one image of 2,000 comes out as several distinct numbers.
+    assert len({100 * (a + 1) / 2000 - 100 * a / 2000 for a in range(1500, 1600)}) > 1
+    assert {percent(1, 2000)} == {percent((a + 1) - a, 2000) for a in range(1500, 1600)}
+    assert percent(1, 2000) == 0.05 and percent(0, 2000) == 0.0 and percent(-3, 2000) == -0.15
 
 
 def test_precomputed_features_equal_training_through_frozen_backbone() -> None:
@@ -197,10 +210,30 @@ def test_probe_pair_rows_and_differences() -> None:
     rows = probe_pair(
         _pair(), train_images, train_labels, candidates, test_images, test_labels, SMALL
     )
-    assert list(rows.columns) == ["budget", "probe_seed", "acc_ABC", "acc_BAC", "diff_pp"]
+    assert (
+        list(rows.columns)
+        == PROBE_COLUMNS
+        == [
+            "budget",
+            "probe_seed",
+            "correct_ABC",
+            "correct_BAC",
+            "n_test",
+            "acc_ABC",
+            "acc_BAC",
+            "diff_pp",
+        ]
+    )
     assert list(zip(rows.budget, rows.probe_seed, strict=True)) == [(2, 777), (2, 9), (5, 777)]
-    assert (rows.diff_pp == rows.acc_ABC - rows.acc_BAC).all()
-    assert rows[["acc_ABC", "acc_BAC"]].stack().between(0, 100).all()
+    # The integer counts are the data; the percentages are derived from them exactly.
+    for column in ("correct_ABC", "correct_BAC", "n_test"):
+        assert pd.api.types.is_integer_dtype(rows[column])
+    assert (rows.n_test == len(test_labels)).all()
+    for row in rows.itertuples():
+        assert row.acc_ABC == percent(row.correct_ABC, row.n_test)
+        assert row.acc_BAC == percent(row.correct_BAC, row.n_test)
+        assert row.diff_pp == percent(row.correct_ABC - row.correct_BAC, row.n_test)
+    assert rows[["correct_ABC", "correct_BAC"]].stack().between(0, len(test_labels)).all()
 
 
 def test_probe_pair_uses_the_same_draws_heads_and_order_for_both() -> None:
@@ -216,6 +249,7 @@ def test_probe_pair_uses_the_same_draws_heads_and_order_for_both() -> None:
         SMALL,
     )
     assert (rows.diff_pp == 0.0).all()
+    assert (rows.correct_ABC == rows.correct_BAC).all()
     assert (rows.acc_ABC == rows.acc_BAC).all()
 
 
@@ -232,8 +266,10 @@ def test_probe_pair_matches_a_direct_computation() -> None:
         777,
         SMALL,
     )
-    expected = accuracy(head, frozen_features(net, test_images, 1000), test_labels)
-    assert rows.set_index(["budget", "probe_seed"]).loc[(5, 777), "acc_BAC"] == expected
+    test_feats = frozen_features(net, test_images, 1000)
+    row = rows.set_index(["budget", "probe_seed"]).loc[(5, 777)]
+    assert row["correct_BAC"] == correct_count(head, test_feats, test_labels)
+    assert row["acc_BAC"] == accuracy(head, test_feats, test_labels)
 
 
 def test_probe_pair_rejects_wrong_keys() -> None:
@@ -284,25 +320,33 @@ def test_untouched_backbones_pass_the_check() -> None:
 # --- per_seed_differences ---------------------------------------------------------------------
 
 
-def test_per_seed_differences_averages_over_probe_seeds() -> None:
+def test_per_seed_differences_pools_counts_over_probe_seeds() -> None:
     rows = pd.DataFrame(
         {
             "seed": [1, 1, 1, 1, 0],
             "budget": [50, 50, 50, 25, 50],
             "probe_seed": [777, 1777, 2777, 777, 777],
-            "acc_ABC": [90.0, 92.0, 94.0, 80.0, 70.0],
-            "acc_BAC": [89.0, 90.0, 95.0, 81.0, 70.0],
-            "diff_pp": [1.0, 2.0, -1.0, -1.0, 0.0],
+            "correct_ABC": [90, 92, 94, 80, 70],
+            "correct_BAC": [89, 90, 95, 81, 70],
+            "n_test": [100, 100, 100, 100, 100],
         }
     )
-    out = per_seed_differences(rows)
-    assert list(out.columns) == ["seed", "budget", "n_probe_seeds", "acc_ABC", "acc_BAC", "diff_pp"]
-    assert list(zip(out.seed, out.budget, strict=True)) == [(0, 50), (1, 25), (1, 50)]
-    assert out.n_probe_seeds.tolist() == [1, 1, 3]
-    last = out.iloc[2]
-    assert last.acc_ABC == pytest.approx(92.0)
-    assert last.acc_BAC == pytest.approx(274.0 / 3)
-    assert last.diff_pp == pytest.approx(2.0 / 3)
+    out = per_seed_differences(rows, 777)
+    assert list(zip(out.seed, out.budget, out.probe_seeds, strict=True)) == [
+        (0, 50, "777"),
+        (1, 25, "777"),
+        (1, 50, "777"),
+        (1, 50, "777+1777+2777"),
+    ]
+    assert out.n_probe_seeds.tolist() == [1, 1, 1, 3]
+    pooled = out.iloc[3]
+    assert (pooled.correct_ABC, pooled.correct_BAC, pooled.n_test) == (276, 274, 300)
+    assert pooled.acc_ABC == 92.0
+    assert pooled.acc_BAC == float(Fraction(274, 3))
+    assert pooled.diff_pp == float(Fraction(2, 3))
+    primary = out.iloc[2]
+    assert (primary.correct_ABC, primary.correct_BAC, primary.n_test) == (90, 89, 100)
+    assert primary.diff_pp == 1.0
 
 
 def test_per_seed_differences_rejects_duplicates() -> None:
@@ -311,10 +355,10 @@ def test_per_seed_differences_rejects_duplicates() -> None:
             "seed": [1, 1],
             "budget": [50, 50],
             "probe_seed": [777, 777],
-            "acc_ABC": [90.0, 91.0],
-            "acc_BAC": [89.0, 90.0],
-            "diff_pp": [1.0, 1.0],
+            "correct_ABC": [90, 91],
+            "correct_BAC": [89, 90],
+            "n_test": [100, 100],
         }
     )
     with pytest.raises(ValueError):
-        per_seed_differences(rows)
+        per_seed_differences(rows, 777)

@@ -61,7 +61,7 @@ def _results(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) -> None:
-    runs, checkpoints = reference.run_tables(*_results(tmp_path))
+    runs, checkpoints = reference.run_tables(*_results(tmp_path), {"base": [0, 25]})
     assert list(runs["order"]) == ["ABC", "BAC"]
     assert list(runs["status"]) == ["ok", "diverged"]
     assert list(runs["wall_s"]) == [12.5, 12.5]
@@ -74,7 +74,11 @@ def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) ->
 
 def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) -> None:
     results, benchmarks = _results(tmp_path)
-    config = {"name": "tiny", "training": {"torch_threads": 1, "kernels": "fused", "device": "cpu"}}
+    training = {"torch_threads": 1, "kernels": "fused", "device": "cpu"}
+    config = {
+        "name": "tiny",
+        "training": training | {"checkpoints": [0, 25], "extended_checkpoints": []},
+    }
     out = tmp_path / "reference" / "tiny"
     prov = reference.export(results, benchmarks, out, config, REPO)
     assert prov["studies_complete"] == ["main"]

@@ -6,6 +6,7 @@ import dataclasses
 import itertools
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -83,6 +84,8 @@ WILCOXON_D = [0.5, -1.2, 2.0, 3.1, -0.3, 4.4]
 
 
 def _exact_wilcoxon_p_by_enumeration(d: list[float]) -> float:
+    """Two-sided p over all 2^m sign flips of the mid-ranks of the non-zero |d| (zeros dropped)."""
+    d = [v for v in d if v != 0]
     ranks = sps.rankdata(np.abs(d))
     w_plus = sum(r for r, v in zip(ranks, d, strict=True) if v > 0)
     null = [
@@ -92,6 +95,17 @@ def _exact_wilcoxon_p_by_enumeration(d: list[float]) -> float:
     lower = sum(w <= w_plus for w in null) / len(null)
     upper = sum(w >= w_plus for w in null) / len(null)
     return min(1.0, 2 * min(lower, upper))
+
+
+def _scipy_permutation_p(d: list[float]) -> float:
+    # n_resamples=inf makes scipy enumerate every sign flip: its exact permutation null.
+    method = sps.PermutationMethod(n_resamples=np.inf)
+    return float(sps.wilcoxon(d, zero_method="wilcox", method=method).pvalue)
+
+
+def _normal_p(d: list[float]) -> float:
+    ref = sps.wilcoxon(d, zero_method="wilcox", correction=False, method="asymptotic")
+    return float(ref.pvalue)
 
 
 def test_wilcoxon_exact_hand_enumeration() -> None:
@@ -111,38 +125,125 @@ def test_wilcoxon_exact_matches_enumeration_and_scipy_random() -> None:
     assert res.p_wilcoxon == pytest.approx(float(ref.pvalue), rel=1e-12)
 
 
-def test_wilcoxon_approx_with_zero_and_ties_hand_value() -> None:
-    d = [0.0, 1.0, -1.0, 2.0, 3.0, 4.0]
-    # Zero dropped -> n = 5; |d| ranks: 1, 1 -> 1.5 each; 2 -> 3; 3 -> 4; 4 -> 5.
-    # W+ = 1.5 + 3 + 4 + 5 = 13.5, E[W] = 5*6/4 = 7.5,
-    # Var = 5*6*11/24 - (2^3 - 2)/48 = 13.75 - 0.125 = 13.625 (tie correction).
-    z = (13.5 - 7.5) / math.sqrt(13.625)
-    expected = math.erfc(z / math.sqrt(2))  # = 2 * (1 - Phi(z))
+@pytest.mark.parametrize(
+    "d",
+    [[1.0, 2.0, 3.0, 4.0, 5.0], [1.0, 1.0, 2.0, 3.0, 4.0], [0.1] * 5, [3, 3, 3, 3, 3]],
+    ids=["distinct", "tied", "all-tied", "integers"],
+)
+def test_wilcoxon_five_positive_differences_give_the_exact_minimum(d: list[float]) -> None:
+    # All 5 differences positive: only 1 of the 32 sign assignments is as extreme on each side,
+    # so the exact two-sided p is 2 / 32 = 0.0625, whatever the ties.
     res = paired_tests(d)
-    assert res.wilcoxon_method == "approx"
-    assert res.p_wilcoxon == pytest.approx(expected, rel=1e-12)
-    ref = sps.wilcoxon(d, zero_method="wilcox", correction=False, method="asymptotic")
-    assert res.p_wilcoxon == pytest.approx(float(ref.pvalue), rel=1e-12)
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == 0.0625
 
 
 @pytest.mark.parametrize(
     "d",
     [
-        [0.5, 0.0, 1.0, -2.0, 3.0],  # a zero difference
-        [1.0, -1.0, 2.0, 3.0, 4.0],  # tie among |d|
-        list(np.linspace(-1.0, 3.0, 51) + 0.013),  # n > 50, no zeros or ties
+        [1.0, 1.0, 2.0, 3.0, 4.0],  # normal approximation: p = 0.042
+        [0.1] * 5,  # normal approximation: p = 0.025
+        [0.0, 0.1, 0.1, 0.1, 0.1, 0.1],  # zero dropped, m = 5: normal approximation p = 0.025
+        [0.0, 0.0, 2.0, 2.0, 1.0, 1.0, 3.0],  # m = 5 again
     ],
 )
-def test_wilcoxon_approx_chosen(d: list[float]) -> None:
+def test_wilcoxon_with_ties_or_zeros_never_below_the_exact_minimum(d: list[float]) -> None:
+    m = sum(v != 0 for v in d)
+    floor = 2 / 2**m  # the smallest attainable exact two-sided p for m non-zero differences
+    assert _normal_p(d) < floor  # what the normal approximation used to report
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon >= floor
+    assert res.p_wilcoxon == pytest.approx(_scipy_permutation_p(d), rel=1e-12)
+
+
+def test_wilcoxon_exact_with_zero_and_ties_hand_value() -> None:
+    d = [0.0, 1.0, -1.0, 2.0, 3.0, 4.0]
+    # Zero dropped -> m = 5; |d| mid-ranks: 1, 1 -> 1.5 each; 2 -> 3; 3 -> 4; 4 -> 5.
+    # W+ = 1.5 + 3 + 4 + 5 = 13.5 of 15. Sign assignments with W+ >= 13.5, i.e. a negative
+    # rank sum <= 1.5: none negative, or only one of the two 1.5s -> 3 of 32.
+    # Two-sided exact p = 2 * 3 / 32 = 0.1875 (the normal approximation said 0.104).
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == 0.1875
+    assert res.p_wilcoxon == pytest.approx(_exact_wilcoxon_p_by_enumeration(d), rel=1e-12)
+    assert res.p_wilcoxon == pytest.approx(_scipy_permutation_p(d), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wilcoxon_exact_with_ties_and_zeros_matches_enumeration(seed: int) -> None:
+    # Small integer differences: plenty of ties and zeros, as differences of correct counts have.
+    rng = np.random.default_rng(seed)
+    d = [int(v) for v in rng.integers(-3, 5, size=int(rng.integers(4, 13)))]
+    if not any(d):  # pragma: no cover
+        pytest.skip("all zero")
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == pytest.approx(_exact_wilcoxon_p_by_enumeration(d), rel=1e-12)
+    assert res.p_wilcoxon == pytest.approx(_scipy_permutation_p(d), rel=1e-12)
+
+
+def test_wilcoxon_normal_approximation_above_fifty_hand_value() -> None:
+    # 60 differences: 4 zeros (dropped), then 1.0 x 20, -1.0 x 10, 2.0 x 26 -> m = 56.
+    d = [0.0] * 4 + [1.0] * 20 + [-1.0] * 10 + [2.0] * 26
+    # |d| = 1 takes ranks 1..30 (mid-rank 15.5), |d| = 2 ranks 31..56 (mid-rank 43.5).
+    # W+ = 20 * 15.5 + 26 * 43.5 = 1441; E[W] = 56 * 57 / 4 = 798;
+    # Var = 56 * 57 * 113 / 24 - ((30^3 - 30) + (26^3 - 26)) / 48 = 15029 - 927.5 = 14101.5.
+    z = (1441 - 798) / math.sqrt(14101.5)
     res = paired_tests(d)
     assert res.wilcoxon_method == "approx"
-    ref = sps.wilcoxon(d, zero_method="wilcox", correction=False, method="asymptotic")
-    assert res.p_wilcoxon == pytest.approx(float(ref.pvalue), rel=1e-12)
+    assert res.p_wilcoxon == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-12)
+    assert res.p_wilcoxon == pytest.approx(_normal_p(d), rel=1e-12)
 
 
-def test_wilcoxon_exact_at_fifty() -> None:
+def test_wilcoxon_approx_above_fifty_without_ties() -> None:
+    d = list(np.linspace(-1.0, 3.0, 51) + 0.013)
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "approx"
+    assert res.p_wilcoxon == pytest.approx(_normal_p(d), rel=1e-12)
+
+
+def test_wilcoxon_exact_at_fifty_non_zero_differences() -> None:
     d = list(np.linspace(-1.0, 3.0, 50) + 0.013)
-    assert paired_tests(d).wilcoxon_method == "exact"
+    res = paired_tests(d)
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == pytest.approx(float(sps.wilcoxon(d, method="exact").pvalue))
+    # The cut-off counts non-zero differences: zeros are dropped before ranking.
+    assert paired_tests([*d, 0.0, 0.0]).wilcoxon_method == "exact"
+
+
+# --- exact values -----------------------------------------------------------------------------
+
+
+def test_exact_differences_of_counts_tie_where_float_percentages_do_not() -> None:
+    # One image of 2,000 at three accuracy levels: as float accuracy differences these are three
+    # distinct numbers, so ties are broken by rounding noise; as exact rationals they are equal.
+    counts = [(1503, 1502), (1501, 1500), (1701, 1700), (1598, 1600), (1902, 1900)]
+    floats = [100 * a / 2000 - 100 * b / 2000 for a, b in counts]
+    assert len(set(floats[:3])) == 2
+    exact = [Fraction(100 * (a - b), 2000) for a, b in counts]
+    res = paired_tests(exact)
+    # Mid-ranks: |0.05| x 3 -> 2 each; |0.1| x 2 -> 4.5 each. W- = 4.5; P(W- <= 4.5) counts the
+    # negative sets {}, {2}, {2'}, {2''}, {2,2'}, {2,2''}, {2',2''}, {4.5}, {4.5'}: 9 of 32.
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == 2 * 9 / 32
+    assert (res.n_pos, res.n_neg, res.n_zero) == (4, 1, 0)
+    assert res.mean == float(sum(exact) / 5)
+
+
+def test_exact_zero_mean_is_exactly_zero() -> None:
+    # As floats the mean of 0.1, 0.2 and -0.3 is 1.9e-17, a sign where there is none.
+    assert np.mean([0.1, 0.2, -0.3]) != 0.0
+    res = paired_tests([Fraction(1, 10), Fraction(2, 10), Fraction(-3, 10)])
+    assert res.mean == 0.0 and res.t == 0.0 and res.d_z == 0.0 and res.p_t == 1.0
+    assert (res.n_pos, res.n_neg, res.n_zero) == (2, 1, 0)
+    assert paired_tests([Fraction(1, 3)] * 4).sd == 0.0
+
+
+def test_exact_and_float_inputs_agree_when_floats_are_exact() -> None:
+    ints = paired_tests(np.array([3, -1, 4, 1, 5, 9, 2, 6], dtype=np.int64))
+    floats = paired_tests([3.0, -1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+    assert ints == floats
 
 
 # --- signs, degenerate cases, dataclass -----------------------------------------------------
@@ -179,8 +280,8 @@ def test_degenerate_inputs_give_nan_without_warnings(d: list[float]) -> None:
 def test_constant_nonzero_still_gets_wilcoxon() -> None:
     # Every difference positive and tied: sign information exists even though t is undefined.
     res = paired_tests([0.1] * 8)
-    assert res.wilcoxon_method == "approx"
-    assert res.p_wilcoxon < 0.05
+    assert res.wilcoxon_method == "exact"
+    assert res.p_wilcoxon == 2 / 2**8
     assert res.n_pos == 8
 
 

@@ -6,6 +6,7 @@ Every frame is small and hand-made so the expected numbers can be checked by han
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -372,44 +373,145 @@ def test_lr_search_table() -> None:
 
 
 TOST = {"tost_budget": 500, "tost_margin_pp": 0.5, "tost_alpha": 0.05}
+EXTRA = (1777, 2777, 3777, 4777)
+POOLED = "777+1777+2777+3777+4777"
+
+
+def _probe_rows() -> pd.DataFrame:
+    """Raw probe rows (as probe_pair writes them, with the model seed) of 4 model seeds: budgets
+    25 and 500 with the primary probe seed, 50 with the extra probe seeds too; 2,000 test images.
+    Differences in images: 25 -> +20, -20, +40, 0 (1, -1, 2, 0 pp); 500 -> +2, -2, +4, 0
+    (0.1, -0.1, 0.2, 0 pp); 50 -> primary +1, +1, -1, 0; extras +1 each for seeds 1 and 2."""
+    per_budget = {25: (20, -20, 40, 0), 500: (2, -2, 4, 0), 50: (1, 1, -1, 0)}
+    base = {25: 1600, 50: 1700, 500: 1900}  # correct_BAC: 80, 85 and 95%
+    rows = []
+    for index, seed in enumerate((1, 2, 3, 4)):
+        for budget in (25, 50, 500):
+            for probe_seed in (777, *EXTRA) if budget == 50 else (777,):
+                diff = per_budget[budget][index] if probe_seed == 777 else int(seed <= 2)
+                bac = base[budget] + seed  # a different accuracy level for every seed
+                rows.append(
+                    {
+                        "seed": seed,
+                        "budget": budget,
+                        "probe_seed": probe_seed,
+                        "correct_ABC": bac + diff,
+                        "correct_BAC": bac,
+                        "n_test": 2000,
+                    }
+                )
+    return pd.DataFrame(rows)
 
 
 def _probe_per_seed() -> pd.DataFrame:
-    rows = []
-    diffs = {1: (1.0, 0.1), 2: (-1.0, -0.1), 3: (2.0, 0.2), 4: (0.0, 0.0)}
-    for seed, per_budget in diffs.items():
-        for budget, diff in zip((25, 500), per_budget, strict=True):
-            acc_bac = 80.0 if budget == 25 else 95.0
-            rows.append(
-                {
-                    "seed": seed,
-                    "budget": budget,
-                    "n_probe_seeds": 5 if budget == 25 else 1,
-                    "acc_ABC": acc_bac + diff,
-                    "acc_BAC": acc_bac,
-                    "diff_pp": diff,
-                }
-            )
-    return pd.DataFrame(rows)
+    return per_seed_differences(_probe_rows(), 777)
 
 
 def test_probes_summary_per_budget() -> None:
     table = probes_summary(_probe_per_seed(), TOST, STATS)
-    assert table["budget"].tolist() == [25, 500]
+    assert table["budget"].tolist() == [25, 50, 50, 500]
     row = _row(table, budget=25)
     assert row["metric"] == "probe_acc_diff_pp"
-    assert (row["n"], row["n_seeds"], row["n_probe_seeds"]) == (4, 4, 5)
-    assert row["mean"] == pytest.approx(0.5)
-    assert row["acc_ABC_mean"] == pytest.approx(80.5)
-    assert row["acc_BAC_mean"] == pytest.approx(80.0)
+    assert row["probe_seeds"] == "777"
+    assert (row["n"], row["n_seeds"], row["n_probe_seeds"]) == (4, 4, 1)
+    assert row["mean"] == 0.5
+    assert row["acc_ABC_mean"] == pytest.approx(80.5 + 2.5 / 20)
+    assert row["acc_BAC_mean"] == pytest.approx(80.0 + 2.5 / 20)
     assert (row["n_pos"], row["n_neg"], row["n_zero"]) == (2, 1, 1)
+
+
+def test_probes_summary_columns_are_fixed() -> None:
+    expected = [
+        "budget",
+        "probe_seeds",
+        "metric",
+        "n_seeds",
+        "n_probe_seeds",
+        "acc_ABC_mean",
+        "acc_BAC_mean",
+        "n_undefined",
+        "n",
+        "mean",
+        "sd",
+        "ci_low",
+        "ci_high",
+        "t",
+        "p_t",
+        "p_wilcoxon",
+        "wilcoxon_method",
+        "n_pos",
+        "n_neg",
+        "n_zero",
+        "d_z",
+        "tost_margin_pp",
+        "tost_p",
+        "tost_ci_low",
+        "tost_ci_high",
+        "tost_equivalent",
+    ]
+    assert list(probes_summary(_probe_per_seed(), TOST, STATS).columns) == expected
+    assert studies.PROBE_SUMMARY_COLUMNS == expected
+    # Without the TOST budget the TOST columns are still there, empty.
+    other = probes_summary(_probe_per_seed(), {**TOST, "tost_budget": 100}, STATS)
+    assert list(other.columns) == expected
+    assert other[[c for c in expected if c.startswith("tost_")]].isna().all(axis=None)
+
+
+def test_probes_summary_reports_the_primary_and_the_pooled_probe_seeds_at_50() -> None:
+    table = probes_summary(_probe_per_seed(), TOST, STATS)
+    assert table[["budget", "probe_seeds", "n_probe_seeds"]].values.tolist() == [
+        [25, "777", 1],
+        [50, "777", 1],
+        [50, POOLED, 5],
+        [500, "777", 1],
+    ]
+    primary = _row(table, budget=50, probe_seeds="777")
+    # Primary probe seed: +1, +1, -1, 0 images of 2,000.
+    expected = paired_tests([Fraction(100 * d, 2000) for d in (1, 1, -1, 0)])
+    assert primary["mean"] == expected.mean == 0.025
+    assert (primary["n_pos"], primary["n_neg"], primary["n_zero"]) == (2, 1, 0 + 1)
+    assert primary["p_wilcoxon"] == expected.p_wilcoxon
+    pooled = _row(table, budget=50, probe_seeds=POOLED)
+    # Pooled over 5 probe seeds: (1 + 4) / 10,000, twice; -1 / 10,000; 0.
+    expected = paired_tests([Fraction(100 * d, 10_000) for d in (5, 5, -1, 0)])
+    assert pooled["mean"] == expected.mean
+    assert pooled["t"] == expected.t
+    assert pooled["p_wilcoxon"] == expected.p_wilcoxon
+    assert pooled["wilcoxon_method"] == "exact"
+    assert (pooled["n_pos"], pooled["n_neg"], pooled["n_zero"]) == (2, 1, 1)
+
+
+def test_probes_summary_works_from_exact_counts() -> None:
+    # One image of 2,000 either way at four accuracy levels: as float accuracy differences the
+    # four |d| are not all equal and the mean is not zero; from the counts they tie exactly.
+    per_seed = per_seed_differences(
+        pd.DataFrame(
+            {
+                "seed": [1, 2, 3, 4],
+                "budget": [100] * 4,
+                "probe_seed": [777] * 4,
+                "correct_ABC": [1503, 1501, 1700, 1900],
+                "correct_BAC": [1502, 1500, 1701, 1901],
+                "n_test": [2000] * 4,
+            }
+        ),
+        777,
+    )
+    floats = [100 * a / 2000 - 100 * b / 2000 for a, b in ((1503, 1502), (1501, 1500))]
+    assert floats[0] != floats[1]
+    assert per_seed["diff_pp"].tolist() == [0.05, 0.05, -0.05, -0.05]
+    row = probes_summary(per_seed, TOST, STATS).iloc[0]
+    assert row["mean"] == 0.0 and row["t"] == 0.0 and row["d_z"] == 0.0
+    assert (row["n_pos"], row["n_neg"], row["n_zero"]) == (2, 2, 0)
+    # All four |d| tie: W+ = 5 is the centre of the exact null, so p = 1.
+    assert row["p_wilcoxon"] == 1.0 and row["wilcoxon_method"] == "exact"
 
 
 def test_probes_summary_tost_only_at_the_tost_budget() -> None:
     table = probes_summary(_probe_per_seed(), TOST, STATS)
     tost_columns = ["tost_margin_pp", "tost_p", "tost_ci_low", "tost_ci_high", "tost_equivalent"]
     assert set(tost_columns) <= set(table.columns)
-    assert table.loc[table["budget"] == 25, tost_columns].isna().all(axis=None)
+    assert table.loc[table["budget"] != 500, tost_columns].isna().all(axis=None)
     row = _row(table, budget=500)
     expected = tost(np.array([0.1, -0.1, 0.2, 0.0]), 0.5, alpha=0.05)
     assert row["tost_margin_pp"] == 0.5
@@ -420,39 +522,88 @@ def test_probes_summary_tost_only_at_the_tost_budget() -> None:
     assert bool(row["tost_equivalent"]) == expected.equivalent
 
 
-def test_probes_summary_without_the_tost_budget_has_no_tost_fields() -> None:
-    table = probes_summary(_probe_per_seed(), {**TOST, "tost_budget": 100}, STATS)
-    assert not any(c.startswith("tost_") for c in table.columns)
-
-
-def test_per_seed_differences_means_over_probe_seeds() -> None:
-    rows = pd.DataFrame(
-        {
-            "seed": [2, 2, 1, 1, 1],
-            "budget": [50, 50, 50, 50, 25],
-            "probe_seed": [777, 1777, 777, 1777, 777],
-            "acc_ABC": [90.0, 92.0, 80.0, 84.0, 70.0],
-            "acc_BAC": [89.0, 89.0, 82.0, 82.0, 71.0],
-            "diff_pp": [1.0, 3.0, -2.0, 2.0, -1.0],
-        }
-    )
-    out = per_seed_differences(rows)
+def test_per_seed_differences_primary_and_pooled_rows() -> None:
+    out = _probe_per_seed()
     assert out.columns.tolist() == [
         "seed",
         "budget",
+        "probe_seeds",
         "n_probe_seeds",
+        "correct_ABC",
+        "correct_BAC",
+        "n_test",
         "acc_ABC",
         "acc_BAC",
         "diff_pp",
     ]
-    assert out[["seed", "budget"]].values.tolist() == [[1, 25], [1, 50], [2, 50]]
-    assert out["n_probe_seeds"].tolist() == [1, 2, 2]
-    assert out["diff_pp"].tolist() == [-1.0, 0.0, 2.0]
-    assert out["acc_ABC"].tolist() == [70.0, 82.0, 91.0]
+    assert out[out["seed"] == 1][["budget", "probe_seeds"]].values.tolist() == [
+        [25, "777"],
+        [50, "777"],
+        [50, POOLED],
+        [500, "777"],
+    ]
+    pooled = out[(out["seed"] == 1) & (out["probe_seeds"] == POOLED)].iloc[0]
+    # Sums over the 5 probe seeds, out of 5 x 2,000 predictions.
+    assert (pooled["correct_ABC"], pooled["correct_BAC"], pooled["n_test"]) == (
+        5 * 1701 + 5,
+        5 * 1701,
+        10_000,
+    )
+    assert pooled["diff_pp"] == 0.05
+    assert pooled["acc_BAC"] == 85.05
+    for column in ("correct_ABC", "correct_BAC", "n_test", "n_probe_seeds"):
+        assert pd.api.types.is_integer_dtype(out[column])
+
+
+def test_per_seed_differences_pooled_results_tie_exactly() -> None:
+    # Seed 1: +1, +2, 0, 0, +2 images over the probe seeds; seed 2: +5, 0, 0, 0, 0, at other
+    # accuracy levels. The same pooled difference (5 of 10,000) must be the same number.
+    rows = pd.DataFrame(
+        {
+            "seed": [1] * 5 + [2] * 5,
+            "budget": [50] * 10,
+            "probe_seed": [777, *EXTRA] * 2,
+            "correct_ABC": [1801, 1702, 1600, 1900, 1552, 1405, 1300, 1200, 1100, 1000],
+            "correct_BAC": [1800, 1700, 1600, 1900, 1550, 1400, 1300, 1200, 1100, 1000],
+            "n_test": [2000] * 10,
+        }
+    )
+    pooled = per_seed_differences(rows, 777).query("n_probe_seeds == 5")
+    assert pooled["diff_pp"].tolist() == [0.05, 0.05]
+    row = _row(probes_summary(per_seed_differences(rows, 777), TOST, STATS), probe_seeds=POOLED)
+    assert row["sd"] == 0.0 and row["p_wilcoxon"] == 0.5
+
+
+def test_per_seed_differences_checks_its_input() -> None:
+    rows = _probe_rows()
     with pytest.raises(ValueError, match="duplicate"):
-        per_seed_differences(pd.concat([rows, rows.iloc[:1]]))
-    with pytest.raises(ValueError, match="diff_pp"):
-        per_seed_differences(rows.drop(columns="diff_pp"))
+        per_seed_differences(pd.concat([rows, rows.iloc[:1]]), 777)
+    with pytest.raises(ValueError, match="correct_BAC"):
+        per_seed_differences(rows.drop(columns="correct_BAC"), 777)
+    with pytest.raises(ValueError, match="probe seed 778"):
+        per_seed_differences(rows, 778)
+    with pytest.raises(ValueError, match="integer"):
+        per_seed_differences(rows.assign(correct_ABC=rows["correct_ABC"] + 0.5), 777)
+    with pytest.raises(ValueError, match="between 0 and n_test"):
+        per_seed_differences(rows.assign(n_test=1000), 777)
+    uneven = rows.copy()
+    uneven.loc[uneven["probe_seed"] == 1777, "n_test"] = 1999
+    with pytest.raises(ValueError, match="n_test differs"):
+        per_seed_differences(uneven, 777)
+
+
+def test_probe_figure_plots_one_row_per_seed_and_budget() -> None:
+    # The per-seed table has two rows at 50 per model seed; the figure plots the pooled one.
+    from workflow import figures
+
+    per_seed = _probe_per_seed()
+    fig = figures.probe_differences(per_seed, 0.5, resamples=200, seed=1, level=0.95)
+    (points,) = [c for c in fig.axes[0].collections if c.get_gid() == "seed"]
+    offsets = points.get_offsets()
+    assert len(offsets) == 4 * 3
+    pooled = per_seed[per_seed["n_probe_seeds"] == 5]["diff_pp"]
+    plotted_at_50 = sorted(y for x, y in offsets if 30 < x < 80)
+    assert plotted_at_50 == sorted(pooled)
 
 
 def test_per_seed_differences_still_importable_from_probes() -> None:

@@ -394,3 +394,30 @@ def test_verify_passes_on_a_fresh_reference_and_names_a_tampered_checkpoint(tmp_
     assert "keys that differ: training.momentum." in log
     current = load_config([workdir / "config.yaml", workdir / "other.yaml"])
     assert training_digest(current) in log
+
+
+@pytest.mark.workflow
+def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
+    """reference/smoke/ was trained by an earlier commit: retraining seed 101 with today's code
+    must give the same bits wherever the machine takes the reference's code path (same torch,
+    CPU ISA flags and capability); elsewhere the report must name what differs."""
+    from workflow.environment import cpu_flags, torch_capability
+
+    workdir = copy_repo(tmp_path)
+    shutil.copytree(REPO / "reference" / "smoke", workdir / "reference" / "smoke")
+    provenance = json.loads((workdir / "reference/smoke/provenance.json").read_text())
+    env = provenance["environment"]
+    import torch
+
+    same_path = (
+        env["cpu_flags"] == cpu_flags()
+        and env["torch_cpu_capability"] == torch_capability()
+        and env["packages"]["torch"] == torch.__version__.split("+")[0]
+    )
+    smoke = ("--configfile", "config/smoke.yaml")
+    if same_path:
+        output = snakemake(workdir, TARGET, *smoke)
+        assert "8/8 checkpoints match the reference" in output
+    else:
+        output = failing_snakemake(workdir, TARGET, *smoke)
+        assert "environment differences from the reference's" in output

@@ -248,6 +248,30 @@ def test_new_bootstrap_seed_reruns_only_statistics(smoke_run):
     ), jobs
 
 
+def _dry_run_with(smoke_run, name: str, change) -> dict[str, int]:
+    config = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
+    change(config)
+    (smoke_run / f"{name}.yaml").write_text(yaml.safe_dump(config))
+    return planned_jobs(snakemake(smoke_run, "-n", "--configfile", f"{name}.yaml"))
+
+
+def test_a_new_state_interval_reruns_nothing(smoke_run):
+    def change(config):
+        config["training"]["state_every"] = 7
+
+    assert _dry_run_with(smoke_run, "state", change) == {}
+
+
+def test_a_new_long_horizon_checkpoint_reruns_only_the_extensions(smoke_run):
+    def change(config):
+        config["training"]["extended_checkpoints"] = [150, 200, 250]
+
+    jobs = _dry_run_with(smoke_run, "longer", change)
+    assert jobs["extend_history"] == 2 * 2 + 2 * 2  # long (main runs) and LeakyReLU
+    assert not {rule for rule in jobs if rule.startswith(("train", "trace", "dump_repr"))}, jobs
+    assert "compare_orders_base" not in jobs
+
+
 def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
     cka = smoke_run / "workflow/cka.py"
     original = cka.read_text()
@@ -326,3 +350,17 @@ def test_determinism_audit_passes_and_catches_a_changed_checkpoint(smoke_run):
     log = (smoke_run / "logs/audit/determinism.log").read_text()
     assert "determinism audit failed: 1 of" in log
     assert "update~100.npz" in log
+
+
+def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):
+    """Changes the shared smoke run: keep this test last."""
+    dump = smoke_run / MAIN_RUN / "seed~101/order~ABC/dumps/update~25.parquet"
+    dump.unlink()
+    smoke = ("--configfile", "config/smoke.yaml")
+    summary = snakemake(smoke_run, "--summary", *smoke)
+    rows = [line.split("\t") for line in summary.splitlines()]
+    assert [row[4] for row in rows if row[0] == str(dump.relative_to(smoke_run))] == ["missing"]
+    snakemake(smoke_run, str(dump.relative_to(smoke_run)), *smoke)
+    assert dump.is_file()
+    plan = snakemake(smoke_run, "-n", "results/summary/main.csv", *smoke)
+    assert f"{MAIN_RUN}/seed~101/ABC_vs_BAC/base.csv" in plan  # the comparison reads it again

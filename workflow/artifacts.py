@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 META_KEY = "__meta__"
 PARQUET_KEY = b"histres"
+DIGEST_KEY = b"histres_sha256"
 
 
 class ArtifactError(RuntimeError):
@@ -89,8 +90,12 @@ def save_checkpoint(path: str | Path, state: Mapping[str, np.ndarray], meta: dic
         np.savez(handle, **arrays, **{META_KEY: np.array(json.dumps(meta))})
 
 
-def load_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    """Load and verify a checkpoint against the digest it stores."""
+def load_checkpoint(
+    path: str | Path, expect: Mapping[str, Any] | None = None
+) -> tuple[dict[str, np.ndarray], dict]:
+    """Load a checkpoint, verify it against the digest it stores, and check that the identity
+    it stores (run fields, update) is what the reader expects: a valid checkpoint copied over
+    another one is still the wrong checkpoint."""
     try:
         with np.load(path, allow_pickle=False) as archive:
             meta = json.loads(str(archive[META_KEY]))
@@ -99,22 +104,64 @@ def load_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
         raise ArtifactError(f"{path}: not a readable checkpoint ({error})") from error
     if state and params_digest(state) != meta.get("params_digest"):
         raise ArtifactError(f"{path}: parameters do not match the digest stored with them")
+    _check_expected(path, meta, expect)
     return state, meta
 
 
+def table_digest(table: pa.Table) -> str:
+    """SHA-256 of a table's schema and values, independent of how Parquet chunked them."""
+    digest = hashlib.sha256(table.schema.remove_metadata().to_string().encode())
+    for name in table.column_names:
+        column = table.column(name).combine_chunks()
+        digest.update(name.encode() + b"\0")
+        digest.update(np.packbits(column.is_valid().to_numpy(zero_copy_only=False)).tobytes())
+        nested = pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)
+        values = column.flatten() if nested else column
+        digest.update(np.ascontiguousarray(values.to_numpy(zero_copy_only=False)).tobytes())
+    return digest.hexdigest()
+
+
+def _content_digest(table: pa.Table, meta: dict) -> str:
+    """The digest a dump stores: its values and its histres metadata together."""
+    return hashlib.sha256(
+        (table_digest(table) + json.dumps(meta, sort_keys=True)).encode()
+    ).hexdigest()
+
+
 def write_parquet(path: str | Path, table: pa.Table, meta: dict) -> None:
-    schema_meta = {**(table.schema.metadata or {}), PARQUET_KEY: json.dumps(meta).encode()}
+    plain = table.replace_schema_metadata(None)
+    schema_meta = {
+        PARQUET_KEY: json.dumps(meta).encode(),
+        DIGEST_KEY: _content_digest(plain, meta).encode(),
+    }
     with atomic_path(path) as tmp:
-        pq.write_table(table.replace_schema_metadata(schema_meta), tmp, compression="zstd")
+        pq.write_table(plain.replace_schema_metadata(schema_meta), tmp, compression="zstd")
 
 
-def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None):
-    """Read a dump; ``expect`` entries must equal the identity stored in its metadata."""
+def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None, rule: str = ""):
+    """Read a dump, verify it against the SHA-256 it stores (values and metadata), and check
+    that ``expect`` entries equal the identity stored in its metadata. ``rule`` names the rule
+    that rebuilds the file, for the message."""
+    rebuild = f"; delete it and rerun: rule {rule} rebuilds it" if rule else "; delete it and rerun"
     try:
         table = pq.read_table(path)
         meta = json.loads(table.schema.metadata[PARQUET_KEY])
+        stored = table.schema.metadata.get(DIGEST_KEY, b"").decode()
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as error:
-        raise ArtifactError(f"{path}: not a readable histres dump ({error})") from error
+        raise ArtifactError(f"{path}: not a readable histres dump ({error}){rebuild}") from error
+    if not stored:
+        raise ArtifactError(f"{path}: carries no content digest (written by older code){rebuild}")
+    found = _content_digest(table.replace_schema_metadata(None), meta)
+    if found != stored:
+        raise ArtifactError(
+            f"{path}: content does not match the SHA-256 stored with it "
+            f"({stored[:12]}... stored, {found[:12]}... computed): the file is corrupt{rebuild}"
+        )
+    _check_expected(path, meta, expect)
+    return table, meta
+
+
+def _check_expected(path: str | Path, meta: dict, expect: Mapping[str, Any] | None) -> None:
     for key, value in (expect or {}).items():
         if meta.get(key) != value:
             # A config mismatch prints as two large dicts: name the keys that differ.
@@ -124,7 +171,6 @@ def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None):
             raise ArtifactError(
                 f"{path}: provenance {key}={found!r} but this rule expects {value!r}"
             )
-    return table, meta
 
 
 def _differences(found: dict, expected: dict, prefix: str = "") -> tuple[dict, dict]:

@@ -566,11 +566,16 @@ def probe_differences(
     """Probe accuracy difference (S_ABC − S_BAC) against probe budget, with the TOST margin.
 
     ``probes`` has columns ``seed, budget, diff_pp`` (one row per model seed and budget,
-    already averaged over probe seeds).
+    already averaged over probe seeds). The probe study's per-seed table also has, at a budget
+    with extra probe seeds, the primary probe seed's row; with an ``n_probe_seeds`` column only
+    the row over the most probe seeds of each (seed, budget) is plotted.
     """
     fig, (ax,) = _new_figure()
     xlabel = "probe training examples per class"
     ylabel = r"probe accuracy $S_{ABC}$ − $S_{BAC}$ (pp)"
+    if not probes.empty and "n_probe_seeds" in probes.columns:
+        most = probes.groupby(["seed", "budget"])["n_probe_seeds"].transform("max")
+        probes = probes[probes["n_probe_seeds"] == most]
     data = _finite_rows(probes, ["seed", "budget", "diff_pp"], "diff_pp")
     data = data[pd.to_numeric(data["budget"], errors="coerce") > 0]
     _check_one_row_per_seed(data, ["seed", "budget"])

@@ -257,6 +257,20 @@ STUDY_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
 }
 
 
+def training_line(reference: Path) -> str:
+    """How much training the reference holds and how fast it ran, from its runs table."""
+    runs = read_csv(reference / "runs.csv")
+    if runs.empty:
+        return "No training job has finished yet."
+    status = runs["status"].value_counts().to_dict()
+    return (
+        f"Training: {len(runs)} jobs ({', '.join(f'{n} {s}' for s, n in sorted(status.items()))}), "
+        f"{int(runs['updates'].sum()):,} updates in {runs['train_s'].sum() / 3600:.1f} h of "
+        f"training steps; median {runs['updates_per_s'].median():.1f} updates/s per job "
+        f"(range {runs['updates_per_s'].min():.1f}-{runs['updates_per_s'].max():.1f})."
+    )
+
+
 def section(reference: Path) -> str:
     """The generated markdown between the markers (markers included)."""
     prov = read_json(reference / "provenance.json")
@@ -276,6 +290,7 @@ def section(reference: Path) -> str:
         "statistic, of the seeds in the study.",
         "",
     ]
+    lines += [training_line(reference), ""]
     pending = prov["studies_pending"]
     lines.append(
         "**Not yet complete:** " + ", ".join(f"`{s}`" for s in pending) + "."

@@ -11,11 +11,17 @@ Usage::
         settings,
     )                                       # one row per (budget, probe_seed)
     rows.insert(0, "seed", model_seed)
-    summary = per_seed_differences(all_rows)  # mean over probe seeds per (seed, budget)
+    per_seed = per_seed_differences(all_rows, settings.probe_seed)
+    # per (seed, budget): the primary probe seed's row and, where there are extra probe seeds,
+    # the row pooled over all of them
 
 Both networks of a pair get the same drawn examples, the same head initialisation and the same
 minibatch order, so the accuracy difference reflects the backbones alone. The backbones are hashed
 before and after probing; any change raises :class:`BackboneChanged`.
+
+Accuracies are kept as integer correct counts (``correct_ABC``, ``correct_BAC`` of ``n_test``);
+the percentages and the difference ``diff_pp`` are derived from them, so a reader can recompute
+every number and equal results compare equal.
 
 Features are computed once per image with the frozen backbone and the head then trains on them.
 This equals training the head through the frozen backbone: in eval mode with frozen weights the
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -41,6 +48,16 @@ from workflow.train import model_state
 
 ORDERS = ("ABC", "BAC")
 N_CLASSES = 10
+PROBE_COLUMNS = [
+    "budget",
+    "probe_seed",
+    "correct_ABC",
+    "correct_BAC",
+    "n_test",
+    "acc_ABC",
+    "acc_BAC",
+    "diff_pp",
+]
 
 
 class BackboneChanged(RuntimeError):
@@ -178,11 +195,22 @@ def train_head(
     return head
 
 
-def accuracy(head: nn.Module, features: torch.Tensor, labels: torch.Tensor) -> float:
-    """Top-1 accuracy of ``head`` on ``features`` in percent."""
+def correct_count(head: nn.Module, features: torch.Tensor, labels: torch.Tensor) -> int:
+    """How many of ``features`` ``head`` classifies correctly (top-1)."""
     with torch.no_grad():
         predicted = head(features).argmax(dim=1)
-    return 100.0 * float((predicted == labels.long()).double().mean())
+    return int((predicted == labels.long()).sum())
+
+
+def percent(count: int, total: int) -> float:
+    """``100 * count / total``, correctly rounded from the exact ratio: the same difference in
+    images always gives the same float, whatever the accuracy level."""
+    return float(Fraction(100 * count, total))
+
+
+def accuracy(head: nn.Module, features: torch.Tensor, labels: torch.Tensor) -> float:
+    """Top-1 accuracy of ``head`` on ``features`` in percent."""
+    return percent(correct_count(head, features, labels), labels.shape[0])
 
 
 def _digests(backbones: Mapping[str, HistoryNet]) -> dict[str, str]:
@@ -198,7 +226,12 @@ def probe_pair(
     test_labels: torch.Tensor,
     settings: ProbeSettings,
 ) -> pd.DataFrame:
-    """Probe accuracies of both orders per (budget, probe_seed); ``diff_pp`` is ABC minus BAC.
+    """Probe results of both orders per (budget, probe_seed).
+
+    Columns: ``budget, probe_seed, correct_ABC, correct_BAC, n_test, acc_ABC, acc_BAC, diff_pp``.
+    The correct counts (integers, out of ``n_test`` test images) are the data; ``acc_*`` and
+    ``diff_pp`` (ABC minus BAC, percentage points) are derived from them exactly, ``diff_pp``
+    from the difference of the counts.
 
     ``train_images[i]`` must be canonical training image ``i`` (normalized). The backbones are put
     in eval mode and must come out bit-identical, else :class:`BackboneChanged`.
@@ -223,22 +256,26 @@ def probe_pair(
         )
         test_feats[order] = frozen_features(backbones[order], test_images, settings.feature_batch)
 
+    n_test = int(test_labels.shape[0])
     rows = []
     for (budget, seed), indices in draws.items():
         # Positions of the drawn canonical indices within ``used`` (both sorted).
         positions = torch.from_numpy(np.searchsorted(used, indices))
         labels = torch.from_numpy(np.asarray(train_labels)[indices]).long()
-        acc = {}
+        correct = {}
         for order in ORDERS:
             head = train_head(train_feats[order][positions], labels, seed, settings)
-            acc[order] = accuracy(head, test_feats[order], test_labels)
+            correct[order] = correct_count(head, test_feats[order], test_labels)
         rows.append(
             {
                 "budget": budget,
                 "probe_seed": seed,
-                "acc_ABC": acc["ABC"],
-                "acc_BAC": acc["BAC"],
-                "diff_pp": acc["ABC"] - acc["BAC"],
+                "correct_ABC": correct["ABC"],
+                "correct_BAC": correct["BAC"],
+                "n_test": n_test,
+                "acc_ABC": percent(correct["ABC"], n_test),
+                "acc_BAC": percent(correct["BAC"], n_test),
+                "diff_pp": percent(correct["ABC"] - correct["BAC"], n_test),
             }
         )
 
@@ -246,4 +283,4 @@ def probe_pair(
     changed = [order for order in ORDERS if before[order] != after[order]]
     if changed:
         raise BackboneChanged(f"backbone weights changed during probing: {', '.join(changed)}")
-    return pd.DataFrame(rows, columns=["budget", "probe_seed", "acc_ABC", "acc_BAC", "diff_pp"])
+    return pd.DataFrame(rows, columns=PROBE_COLUMNS)

@@ -24,7 +24,7 @@ import argparse
 import hashlib
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,8 +152,11 @@ def _job_seconds(benchmarks: Path, run_dir: Path, results: Path, segment: str) -
     return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
 
 
-def run_tables(results: Path, benchmarks: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(runs, checkpoints): every training job under ``results/runs`` and every checkpoint."""
+def run_tables(
+    results: Path, benchmarks: Path, segments: Mapping[str, Sequence[int]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(runs, checkpoints): every training job under ``results/runs`` and every checkpoint of
+    its segment (``segments``: the config's checkpoint updates), reached or not."""
     runs, checkpoints = [], []
     for segment, path, record in _records(results):
         prov = record["provenance"]
@@ -182,7 +185,7 @@ def run_tables(results: Path, benchmarks: Path) -> tuple[pd.DataFrame, pd.DataFr
             }
         )
         reached = {int(update): digest for update, digest in record["checkpoints"].items()}
-        for update in prov["config"]["training"][_updates_key(segment)]:
+        for update in segments[segment]:
             checkpoints.append(
                 {
                     **identity,
@@ -199,10 +202,6 @@ def run_tables(results: Path, benchmarks: Path) -> tuple[pd.DataFrame, pd.DataFr
         runs_table.sort_values(key, kind="stable", ignore_index=True),
         checkpoint_table.sort_values([*key, "update"], kind="stable", ignore_index=True),
     )
-
-
-def _updates_key(segment: str) -> str:
-    return "checkpoints" if segment == "base" else "extended_checkpoints"
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -238,7 +237,11 @@ def export(
     audit = results / "audit" / "determinism.csv"
     if audit.is_file():
         _copy(audit, out / "audit" / "determinism.csv")
-    runs, checkpoints = run_tables(results, benchmarks)
+    segments = {
+        "base": config["training"]["checkpoints"],
+        "extended": config["training"]["extended_checkpoints"],
+    }
+    runs, checkpoints = run_tables(results, benchmarks, segments)
     write_csv(out / "runs.csv", runs)
     write_csv(out / "checkpoints.csv", checkpoints)
     training = config["training"]

@@ -1,7 +1,10 @@
 """Paired statistics over seeds, where the seed is the statistical unit.
 
-Pure float64 functions: a percentile bootstrap CI of the mean, paired t / Wilcoxon / sign
-summaries of per-seed differences, a TOST equivalence test, and a descriptive summary.
+Pure functions: a percentile bootstrap CI of the mean, paired t / Wilcoxon / sign summaries of
+per-seed differences, a TOST equivalence test, and a descriptive summary. ``paired_tests`` also
+takes exact values (integers or :class:`fractions.Fraction`, e.g. differences of correct counts):
+its signs, ties, Wilcoxon ranks, mean and sd come from the exact values, so differences that are
+equal tie exactly and a zero mean is exactly zero; floats are taken at their exact binary value.
 Degenerate inputs (too few seeds, zero variance) give ``nan`` for undefined quantities instead
 of raising; non-finite inputs raise ``ValueError`` because callers must exclude and count
 diverged or unmatched seeds explicitly.
@@ -10,7 +13,10 @@ diverged or unmatched seeds explicitly.
 from __future__ import annotations
 
 import dataclasses
-import warnings
+import math
+import numbers
+from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -29,9 +35,12 @@ __all__ = [
 
 NAN = float("nan")
 
-# Beyond this many non-zero differences scipy's exact Wilcoxon distribution is slow and the
-# normal approximation is accurate; it also matches scipy's own "auto" cut-off.
-_WILCOXON_EXACT_MAX_N = 50
+# Up to this many non-zero differences the Wilcoxon p-value comes from the exact null
+# distribution, ties and zeros included. Computing it is cheap at any n (a count over integer
+# rank sums), but 50 is scipy's own "auto" cut-off for untied data, so untied p-values stay
+# those of scipy's defaults; above it the normal approximation errs by well under 0.001 near
+# p = 0.05. Every study of the protocol has at most 20 seeds, so all its p-values are exact.
+WILCOXON_EXACT_MAX_N = 50
 
 
 class _AsDict:
@@ -42,8 +51,10 @@ class _AsDict:
 
 @dataclasses.dataclass(frozen=True)
 class PairedTests(_AsDict):
-    """Tests of paired differences against zero. ``wilcoxon_method`` is "exact", "approx" or
-    "none" (not computed: fewer than 2 differences or all differences zero)."""
+    """Tests of paired differences against zero. ``wilcoxon_method`` is "exact" (the exact null
+    distribution, ties and zeros included), "approx" (the normal approximation, above
+    ``WILCOXON_EXACT_MAX_N`` non-zero differences) or "none" (not computed: fewer than 2
+    differences or all differences zero)."""
 
     n: int
     mean: float
@@ -139,50 +150,119 @@ def bootstrap_ci(
     return (float(low), float(high))
 
 
-def _wilcoxon(d: np.ndarray) -> tuple[float, str]:
-    nonzero = d[d != 0]
-    if d.size < 2 or nonzero.size == 0:
-        return NAN, "none"
-    abs_d = np.abs(d)
-    has_zero = nonzero.size < d.size
-    has_ties = np.unique(abs_d).size < abs_d.size
-    if d.size <= _WILCOXON_EXACT_MAX_N and not has_zero and not has_ties:
-        res = sps.wilcoxon(d, alternative="two-sided", method="exact")
-        return float(res.pvalue), "exact"
-    # "asymptotic" is scipy's current name for the normal approximation (formerly "approx").
-    with warnings.catch_warnings():
-        # scipy warns that very small samples are too small for the normal approximation;
-        # the method is recorded alongside the p-value, so the caller can judge it.
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        res = sps.wilcoxon(
-            d, zero_method="wilcox", correction=False, alternative="two-sided", method="asymptotic"
+def _as_exact(values: ArrayLike | Iterable[Any], name: str) -> list[Fraction]:
+    """The values as exact rationals: integers and Fractions as they are, floats at their exact
+    binary value (so nothing is rounded); non-finite values raise as in :func:`_as_vector`."""
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D vector; got shape {arr.shape}")
+    exact = []
+    bad = 0
+    for value in arr:
+        if isinstance(value, numbers.Rational):
+            exact.append(Fraction(int(value.numerator), int(value.denominator)))
+        elif math.isfinite(float(value)):
+            exact.append(Fraction(float(value)))
+        else:
+            bad += 1
+    if bad:
+        raise ValueError(
+            f"{name} contains {bad} non-finite value(s) (NaN/inf) out of {arr.size}; "
+            "exclude diverged or unmatched seeds explicitly before calling"
         )
-    return float(res.pvalue), "approx"
+    return exact
 
 
-def paired_tests(d: ArrayLike) -> PairedTests:
+def _signed_ranks(values: list[Fraction]) -> tuple[list[int], list[bool], list[int]]:
+    """Doubled mid-ranks of ``|v|`` over the non-zero values (integers: a tie of the ranks
+    i..j gets i + j), their signs (True: positive), and the sizes of the tie groups."""
+    nonzero = sorted((abs(v), v > 0) for v in values if v != 0)
+    ranks2: list[int] = []
+    ties: list[int] = []
+    i = 0
+    while i < len(nonzero):
+        j = i
+        while j + 1 < len(nonzero) and nonzero[j + 1][0] == nonzero[i][0]:
+            j += 1
+        ranks2 += [(i + 1) + (j + 1)] * (j - i + 1)
+        ties.append(j - i + 1)
+        i = j + 1
+    return ranks2, [positive for _, positive in nonzero], ties
+
+
+def _exact_signed_rank_p(ranks2: list[int], w2: int) -> float:
+    """Two-sided p of the signed-rank sum ``w2`` (doubled) under its exact null: each of the 2^m
+    sign assignments of the given ranks equally likely; p = 2 min(P(W <= w), P(W >= w)), capped
+    at 1. With ties this is the exact permutation (sign-flip) null of the mid-ranks."""
+    total = sum(ranks2)
+    counts = np.zeros(total + 1, dtype=np.int64)  # at most 2^50 assignments: fits in int64
+    counts[0] = 1
+    for r in ranks2:
+        shifted = np.zeros_like(counts)
+        shifted[r:] = counts[: total + 1 - r]
+        counts += shifted
+    lower = int(counts[: w2 + 1].sum())
+    upper = int(counts[w2:].sum())
+    return float(min(Fraction(1), Fraction(2 * min(lower, upper), 2 ** len(ranks2))))
+
+
+def _normal_signed_rank_p(ranks2: list[int], w2: int, ties: list[int]) -> float:
+    """Two-sided p of the normal approximation with the tie correction of the variance and no
+    continuity correction (scipy's ``method="asymptotic"``, ``correction=False``)."""
+    m = len(ranks2)
+    mean = Fraction(m * (m + 1), 4)
+    var = Fraction(m * (m + 1) * (2 * m + 1), 24) - Fraction(sum(t**3 - t for t in ties), 48)
+    z = float(Fraction(w2, 2) - mean) / math.sqrt(float(var))
+    return math.erfc(abs(z) / math.sqrt(2.0))
+
+
+def _wilcoxon(values: list[Fraction]) -> tuple[float, str]:
+    ranks2, signs, ties = _signed_ranks(values)
+    if len(values) < 2 or not ranks2:
+        return NAN, "none"
+    w2 = sum(r for r, positive in zip(ranks2, signs, strict=True) if positive)
+    if len(ranks2) <= WILCOXON_EXACT_MAX_N:
+        return _exact_signed_rank_p(ranks2, w2), "exact"
+    return _normal_signed_rank_p(ranks2, w2, ties), "approx"
+
+
+def paired_tests(d: ArrayLike | Iterable[Any]) -> PairedTests:
     """One-sample t test, Wilcoxon signed-rank test and sign counts for paired differences ``d``.
 
-    Wilcoxon uses the exact null distribution when n <= 50 with no zero differences and no ties
-    among ``|d|``; otherwise the normal approximation with zeros dropped (``zero_method="wilcox"``,
-    no continuity correction). ``t``, ``p_t`` and ``d_z`` are nan when n < 2 or sd == 0.
+    ``d`` may hold floats, integers or :class:`fractions.Fraction` values. Everything is computed
+    from the exact values: signs and ties (``n_pos``, ``n_neg``, ``n_zero``, the Wilcoxon ranks)
+    are decided exactly, and the mean and sd are exact until their final rounding to float.
+    Pass exact differences (e.g. of correct counts) where the data are counts, so that results
+    that are equal compare equal.
+
+    Wilcoxon signed-rank test, two-sided. Zero differences are dropped before ranking
+    (``zero_method="wilcox"``, Wilcoxon's own rule; they are counted in ``n_zero``) and tied
+    ``|d|`` get mid-ranks. With at most ``WILCOXON_EXACT_MAX_N`` (50) non-zero differences the
+    p-value comes from the exact null distribution of the signed-rank sum given those ranks (all
+    sign flips equally likely), ties and zeros included: it can never fall below the smallest
+    attainable p (2 / 2^m for m non-zero differences, 0.0625 for m = 5). Without ties or zeros
+    this is the classic exact distribution (scipy's ``method="exact"``); with them it equals
+    scipy's exhaustive ``PermutationMethod``. Above 50 it uses the normal approximation with the
+    tie-corrected variance and no continuity correction (``wilcoxon_method`` "approx").
+
+    ``t``, ``p_t`` and ``d_z`` are nan when n < 2 or sd == 0.
     """
-    arr = _as_vector(d, "d")
-    n = int(arr.size)
-    mean = _mean(arr)
-    sd = _sd(arr)
+    exact = _as_exact(d, "d")
+    n = len(exact)
+    mean_exact = sum(exact, Fraction(0)) / n if n else None
+    mean = float(mean_exact) if mean_exact is not None else NAN
+    if n >= 2:
+        var = sum(((v - mean_exact) ** 2 for v in exact), Fraction(0)) / (n - 1)
+        sd = math.sqrt(float(var))  # exactly 0.0 when every value is equal
+    else:
+        sd = NAN
     if n >= 2 and sd > 0:
-        with warnings.catch_warnings():
-            # Near-constant data triggers scipy's precision-loss RuntimeWarning; the statistic
-            # is still well defined because sd > 0.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = sps.ttest_1samp(arr, 0.0, alternative="two-sided")
-        t_stat, p_t = float(res.statistic), float(res.pvalue)
+        t_stat = mean / (sd / math.sqrt(n))
+        p_t = float(2.0 * sps.t.sf(abs(t_stat), n - 1))
         d_z = mean / sd
     else:
         t_stat = p_t = d_z = NAN
-    p_w, method = _wilcoxon(arr)
+    p_w, method = _wilcoxon(exact)
     return PairedTests(
         n=n,
         mean=mean,
@@ -191,9 +271,9 @@ def paired_tests(d: ArrayLike) -> PairedTests:
         p_t=p_t,
         p_wilcoxon=p_w,
         wilcoxon_method=method,
-        n_pos=int(np.count_nonzero(arr > 0)),
-        n_neg=int(np.count_nonzero(arr < 0)),
-        n_zero=int(np.count_nonzero(arr == 0)),
+        n_pos=sum(v > 0 for v in exact),
+        n_neg=sum(v < 0 for v in exact),
+        n_zero=sum(v == 0 for v in exact),
         d_z=d_z,
     )
 

@@ -7,11 +7,13 @@ value is counted in the row it is missing from, never dropped silently.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 
-from workflow.stats import tost
-from workflow.summary import stat_row, status_counts
+from workflow.stats import paired_tests, tost
+from workflow.summary import TEST_COLUMNS, stat_row, status_counts
 
 
 def ok_rows(comparisons: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -242,25 +244,88 @@ def lr_search_table(candidates: list[float], traces: pd.DataFrame, selected: flo
     return pd.DataFrame(rows)
 
 
+PROBE_PER_SEED_COLUMNS = [
+    "seed",
+    "budget",
+    "probe_seeds",
+    "n_probe_seeds",
+    "correct_ABC",
+    "correct_BAC",
+    "n_test",
+    "acc_ABC",
+    "acc_BAC",
+    "diff_pp",
+]
+PROBE_SUMMARY_COLUMNS = [
+    "budget",
+    "probe_seeds",
+    "metric",
+    "n_seeds",
+    "n_probe_seeds",
+    "acc_ABC_mean",
+    "acc_BAC_mean",
+    "n_undefined",
+    "n",
+    "mean",
+    "sd",
+    "ci_low",
+    "ci_high",
+    *TEST_COLUMNS,
+    "tost_margin_pp",
+    "tost_p",
+    "tost_ci_low",
+    "tost_ci_high",
+    "tost_equivalent",
+]
+
+
+def _probe_pp(counts: pd.Series, n_test: pd.Series) -> list[Fraction]:
+    """``100 * count / n_test`` per row, as exact rationals."""
+    return [Fraction(100 * int(c), int(n)) for c, n in zip(counts, n_test, strict=True)]
+
+
 def probes_summary(per_seed: pd.DataFrame, probes: dict, stats: dict) -> pd.DataFrame:
-    """Per budget: the SABC - SBAC probe-accuracy difference over model seeds; TOST at the
-    configured budget."""
+    """Per budget and set of probe seeds (``probe_seeds``): the S_ABC - S_BAC probe-accuracy
+    difference over model seeds, with paired t, Wilcoxon and d_z; TOST at the configured budget.
+
+    ``per_seed`` is :func:`per_seed_differences`' table. The differences are taken exactly from
+    the correct counts (``100 * (correct_ABC - correct_BAC) / n_test`` as a rational), so the signs
+    (``n_pos``, ``n_neg``, ``n_zero``), the Wilcoxon ranks and ties, the mean and the sd come from
+    exact values; percentage points are only the unit they are shown in. At a budget with extra
+    probe seeds there are two rows, the primary probe seed's first, then the pooled one. The
+    columns are always ``PROBE_SUMMARY_COLUMNS``; the TOST ones are empty off the TOST budget.
+    """
+    missing = sorted({"seed", "budget", "probe_seeds", "n_probe_seeds"} - set(per_seed.columns))
+    missing += sorted({"correct_ABC", "correct_BAC", "n_test"} - set(per_seed.columns))
+    if missing:
+        raise ValueError(f"missing columns: {missing}")
+    table = per_seed.assign(probe_seeds=per_seed["probe_seeds"].astype(str))
+    table = table.sort_values(["budget", "n_probe_seeds"], kind="stable")
     rows = []
-    for budget, group in per_seed.groupby("budget", sort=True):
+    for (budget, label), group in table.groupby(["budget", "probe_seeds"], sort=False):
+        if group["seed"].duplicated().any():
+            raise ValueError(f"budget {budget}, probe seeds {label}: a model seed appears twice")
+        diffs = _probe_pp(group["correct_ABC"] - group["correct_BAC"], group["n_test"])
+        n_seeds = len(group)
         row = stat_row(
-            group["diff_pp"],
+            [float(d) for d in diffs],
             stats,
-            signed=True,
+            signed=False,
             budget=int(budget),
+            probe_seeds=label,
             metric="probe_acc_diff_pp",
-            n_seeds=len(group),
+            n_seeds=n_seeds,
             n_probe_seeds=int(group["n_probe_seeds"].max()),
-            acc_ABC_mean=group["acc_ABC"].mean(),
-            acc_BAC_mean=group["acc_BAC"].mean(),
+            acc_ABC_mean=float(sum(_probe_pp(group["correct_ABC"], group["n_test"])) / n_seeds),
+            acc_BAC_mean=float(sum(_probe_pp(group["correct_BAC"], group["n_test"])) / n_seeds),
         )
+        tests = paired_tests(diffs)
+        # The exact mean and sd replace the float ones (a zero mean stays exactly zero).
+        row.update(mean=tests.mean, sd=tests.sd)
+        row.update({key: getattr(tests, key) for key in TEST_COLUMNS})
         if budget == probes["tost_budget"]:
             result = tost(
-                group["diff_pp"].to_numpy(float),
+                np.array([float(d) for d in diffs]),
                 probes["tost_margin_pp"],
                 alpha=probes["tost_alpha"],
             )
@@ -274,23 +339,70 @@ def probes_summary(per_seed: pd.DataFrame, probes: dict, stats: dict) -> pd.Data
                 }
             )
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).reindex(columns=PROBE_SUMMARY_COLUMNS)
 
 
-def per_seed_differences(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean over probe seeds per (seed, budget), so the model seeds stay the statistical units.
+def per_seed_differences(rows: pd.DataFrame, primary_seed: int) -> pd.DataFrame:
+    """Probe results per model seed and budget, pooled exactly over probe seeds, so the model
+    seeds stay the statistical units.
 
-    Input columns: ``seed, budget, probe_seed, acc_ABC, acc_BAC, diff_pp``. Output columns:
-    ``seed, budget, n_probe_seeds, acc_ABC, acc_BAC, diff_pp``, sorted by seed then budget.
+    Input: :func:`workflow.probes.probe_pair`'s rows with a ``seed`` column (columns ``seed,
+    budget, probe_seed, correct_ABC, correct_BAC, n_test``; integer counts). Output columns:
+    ``PROBE_PER_SEED_COLUMNS``. For every (seed, budget) there is a row for ``primary_seed``
+    alone (``probe_seeds`` "777", ``n_probe_seeds`` 1) and, where the budget has extra probe
+    seeds, a row pooled over all of them ("777+1777+2777+3777+4777"), primary first; rows are
+    sorted by seed, budget, then that order. A row's ``correct_ABC`` and ``correct_BAC`` are the
+    correct counts summed over its probe seeds and ``n_test`` the test predictions they are out
+    of (the probe-set size times ``n_probe_seeds``), so ``acc = 100 * correct / n_test`` is
+    exactly the mean accuracy over the probe seeds and ``diff_pp = 100 * (correct_ABC -
+    correct_BAC) / n_test`` the mean difference: equal results tie exactly. ``acc_*`` and
+    ``diff_pp`` are those ratios rounded once to float.
     """
     keys = ["seed", "budget", "probe_seed"]
-    missing = sorted(set(keys + ["acc_ABC", "acc_BAC", "diff_pp"]) - set(rows.columns))
+    counts = ["correct_ABC", "correct_BAC", "n_test"]
+    missing = sorted(set(keys + counts) - set(rows.columns))
     if missing:
         raise ValueError(f"missing columns: {missing}")
     if rows.duplicated(keys).any():
         # A repeated probe seed would count one draw twice in the mean.
         raise ValueError("duplicate (seed, budget, probe_seed) rows")
-    grouped = rows.groupby(["seed", "budget"], sort=True)
-    out = grouped[["acc_ABC", "acc_BAC", "diff_pp"]].mean()
-    out.insert(0, "n_probe_seeds", grouped["probe_seed"].size())
-    return out.reset_index()[["seed", "budget", "n_probe_seeds", "acc_ABC", "acc_BAC", "diff_pp"]]
+    for column in counts:
+        values = pd.to_numeric(rows[column], errors="coerce").to_numpy(dtype=float)
+        if not (np.isfinite(values) & (values == np.round(values))).all():
+            raise ValueError(f"{column} must hold integer counts")
+    if ((rows["correct_ABC"] < 0) | (rows["correct_BAC"] < 0)).any() or (
+        rows[["correct_ABC", "correct_BAC"]].max(axis=1) > rows["n_test"]
+    ).any():
+        raise ValueError("correct counts must lie between 0 and n_test")
+    out = []
+    for (seed, budget), group in rows.groupby(["seed", "budget"], sort=True):
+        if group["n_test"].nunique() != 1:
+            # Pooled counts are the mean only when every probe seed has the same test set.
+            raise ValueError(f"seed {seed}, budget {budget}: n_test differs between probe seeds")
+        seeds = [int(s) for s in group["probe_seed"]]
+        if primary_seed not in seeds:
+            raise ValueError(f"seed {seed}, budget {budget}: no row for probe seed {primary_seed}")
+        extra = sorted(s for s in seeds if s != primary_seed)
+        pools = [[primary_seed]] + ([[primary_seed, *extra]] if extra else [])
+        for pool in pools:
+            chosen = group[group["probe_seed"].isin(pool)]
+            correct_abc, correct_bac = (
+                int(chosen["correct_ABC"].sum()),
+                int(chosen["correct_BAC"].sum()),
+            )
+            n_test = int(chosen["n_test"].sum())
+            out.append(
+                {
+                    "seed": seed,
+                    "budget": budget,
+                    "probe_seeds": "+".join(str(s) for s in pool),
+                    "n_probe_seeds": len(pool),
+                    "correct_ABC": correct_abc,
+                    "correct_BAC": correct_bac,
+                    "n_test": n_test,
+                    "acc_ABC": float(Fraction(100 * correct_abc, n_test)),
+                    "acc_BAC": float(Fraction(100 * correct_bac, n_test)),
+                    "diff_pp": float(Fraction(100 * (correct_abc - correct_bac), n_test)),
+                }
+            )
+    return pd.DataFrame(out, columns=PROBE_PER_SEED_COLUMNS)

@@ -21,7 +21,7 @@ with job_log(smk.log[0]) as log:
     )
     rows = []
     for update, path in zip(settings.checkpoints, smk.input.checkpoints, strict=True):
-        _, meta = load_checkpoint(path)
+        _, meta = load_checkpoint(path, expect={**run.as_dict(), "update": update})
         rows.append(
             {
                 **run.as_dict(),

@@ -4,10 +4,9 @@ The rule names the two runs (``params.first`` / ``params.second``: run identitie
 their dumps and checkpoints as ``dumps_first`` ... ``checkpoints_second``.
 """
 
-import pandas as pd
-
 from workflow.artifacts import ArtifactError, load_checkpoint, read_json, read_parquet, write_csv
 from workflow.compare import compare_checkpoint
+from workflow.comparisons import comparison_frame
 from workflow.joblog import job_log
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
@@ -28,11 +27,20 @@ with job_log(smk.log[0]) as log:
     for i, update in enumerate(smk.params.updates):
         loaded = {}
         for which, run in runs.items():
+            dump = smk.input[f"dumps_{which}"][i]
             table, meta = read_parquet(
-                smk.input[f"dumps_{which}"][i],
+                dump,
                 expect={**run, "update": update, "config": smk.params.dump_config},
+                rule="dump_representations",
             )
-            state, _ = load_checkpoint(smk.input[f"checkpoints_{which}"][i])
+            checkpoint = smk.input[f"checkpoints_{which}"][i]
+            state, checkpoint_meta = load_checkpoint(checkpoint, expect={**run, "update": update})
+            if meta["params_digest"] != checkpoint_meta["params_digest"]:
+                raise ArtifactError(
+                    f"{dump} was made from parameters {meta['params_digest']}, but {checkpoint} "
+                    f"holds {checkpoint_meta['params_digest']}: delete the dump and rerun "
+                    "(rule dump_representations rebuilds it)"
+                )
             loaded[which] = (table, meta, state)
         row = {"seed": runs["first"]["seed"], "update": update}
         if all(meta["status"] == "ok" for _, meta, _ in loaded.values()):
@@ -46,4 +54,4 @@ with job_log(smk.log[0]) as log:
             row["pair_status"] = "diverged"
             log(f"update {update}: a run diverged before this checkpoint")
         rows.append(row)
-    write_csv(smk.output.comparison, pd.DataFrame(rows))
+    write_csv(smk.output.comparison, comparison_frame(rows))

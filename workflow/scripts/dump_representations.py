@@ -4,7 +4,7 @@ from pathlib import Path
 
 import torch
 
-from workflow.artifacts import ArtifactError, load_checkpoint, write_parquet
+from workflow.artifacts import load_checkpoint, write_parquet
 from workflow.data import load_npz
 from workflow.dump import empty_table, evaluate, layer_widths
 from workflow.joblog import job_log
@@ -23,13 +23,10 @@ with job_log(smk.log[0]) as log:
     arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
     images, labels, layout = evaluation_data(arrays, run.protocol, cfg)
     model = HistoryNet(ModelSpec.from_config({**cfg["model"], "activation": run.act}))
-    for checkpoint, dump in zip(smk.input.checkpoints, smk.output.dumps, strict=True):
-        state, meta = load_checkpoint(checkpoint)
-        for key, value in run.as_dict().items():
-            if meta.get(key) != value:
-                raise ArtifactError(
-                    f"{checkpoint}: holds {key}={meta.get(key)!r}, this rule expects {value!r}"
-                )
+    for update, checkpoint, dump in zip(
+        smk.params.updates, smk.input.checkpoints, smk.output.dumps, strict=True
+    ):
+        state, meta = load_checkpoint(checkpoint, expect={**run.as_dict(), "update": update})
         identity = {
             **run.as_dict(),
             "update": meta["update"],

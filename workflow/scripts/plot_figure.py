@@ -6,6 +6,7 @@ import pandas as pd
 
 from workflow import figures
 from workflow.artifacts import read_csv, read_json
+from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
@@ -24,6 +25,12 @@ def table(name):
     return pd.concat([read_csv(path) for path in paths], ignore_index=True)
 
 
+def comparisons(*names):
+    """Pair comparisons, checked as they are read (seed, updates, columns)."""
+    paths = [path for name in names for path in smk.input[name]]
+    return read_comparisons(paths, smk.params.segments)
+
+
 def ok(comparisons):
     return comparisons[comparisons["pair_status"] == "ok"]
 
@@ -40,16 +47,16 @@ def activation():
     if lr is None:
         empty = pd.DataFrame(columns=["seed", "update", "h_repr"])
         return figures.activation_trajectories(empty, empty, float("nan"), **ci)
-    relu = ok(pd.concat([table("relu_base"), table("relu_extended")]))
-    leaky = ok(pd.concat([table("leaky_relu_base"), table("leaky_relu_extended")]))
+    relu = ok(comparisons("relu_base", "relu_extended"))
+    leaky = ok(comparisons("leaky_relu_base", "leaky_relu_extended"))
     return figures.activation_trajectories(relu, leaky, lr, **ci)
 
 
 DRAW = {
-    "main_h_repr": lambda: figures.h_repr_trajectories(ok(table("comparisons")), **ci),
-    "main_behaviour": lambda: figures.behaviour_trajectories(ok(table("comparisons")), **ci),
+    "main_h_repr": lambda: figures.h_repr_trajectories(ok(comparisons("comparisons")), **ci),
+    "main_behaviour": lambda: figures.behaviour_trajectories(ok(comparisons("comparisons")), **ci),
     "main_layer_cka": lambda: figures.layer_cka(table("per_seed"), "matched", **ci),
-    "long_horizon": lambda: figures.long_horizon(ok(table("comparisons")), **ci),
+    "long_horizon": lambda: figures.long_horizon(ok(comparisons("comparisons")), **ci),
     "probe_differences": lambda: figures.probe_differences(
         table("per_seed"), smk.params.config["margin_pp"], **ci
     ),

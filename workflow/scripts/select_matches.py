@@ -1,8 +1,7 @@
 """Snakemake adapter: pick each seed's earliest behaviourally matched checkpoint."""
 
-import pandas as pd
-
-from workflow.artifacts import read_csv, write_csv
+from workflow.artifacts import write_csv
+from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.matching import select_matches
 
@@ -10,7 +9,7 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config["matching"]
 
 with job_log(smk.log[0]) as log:
-    comparisons = pd.concat([read_csv(path) for path in smk.input.comparisons], ignore_index=True)
+    comparisons = read_comparisons(smk.input.comparisons, smk.params.segments)
     matches = select_matches(comparisons, cfg["max_accuracy_gap_pp"], cfg["min_accuracy_pct"])
     log("matches:\n" + matches.to_string(index=False))
     write_csv(smk.output.matches, matches)

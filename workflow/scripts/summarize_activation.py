@@ -3,7 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from workflow.artifacts import load_checkpoint, read_csv, read_json, write_csv
+from workflow.artifacts import load_checkpoint, read_json, write_csv
+from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.studies import activation_summary
 
@@ -12,7 +13,7 @@ selection = read_json(smk.input.selection)
 
 
 def concat(*names):
-    return pd.concat([read_csv(p) for name in names for p in smk.input[name]], ignore_index=True)
+    return read_comparisons([p for name in names for p in smk.input[name]], smk.params.segments)
 
 
 with job_log(smk.log[0]) as log:

@@ -1,9 +1,8 @@
 """Snakemake adapter: the order effect against the same-order noise floor, from every pair of
 each seed's square of runs, at the stream-0 pair's matched checkpoint and the common one."""
 
-import pandas as pd
-
 from workflow.artifacts import read_csv, write_csv
+from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.studies import noise_floor_summary, noise_floor_table
 
@@ -12,8 +11,7 @@ stats = smk.params.config["statistics"]
 
 with job_log(smk.log[0]) as log:
     pairs = {
-        pair: pd.concat([read_csv(path) for path in smk.input[pair]], ignore_index=True)
-        for pair in smk.params.pairs
+        pair: read_comparisons(smk.input[pair], smk.params.segments) for pair in smk.params.pairs
     }
     matches = read_csv(smk.input.matches)
     per_seed = noise_floor_table(pairs, matches, stats["common_endpoint"])

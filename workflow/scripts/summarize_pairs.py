@@ -1,8 +1,7 @@
 """Snakemake adapter: per-seed endpoint table and the study's summary statistics."""
 
-import pandas as pd
-
 from workflow.artifacts import read_csv, write_csv, write_json
+from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.provenance import record
 from workflow.summary import endpoint_table, summarize
@@ -11,7 +10,7 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config["statistics"]
 
 with job_log(smk.log[0]) as log:
-    comparisons = pd.concat([read_csv(path) for path in smk.input.comparisons], ignore_index=True)
+    comparisons = read_comparisons(smk.input.comparisons, smk.params.segments)
     matches = read_csv(smk.input.matches)
     per_seed = endpoint_table(comparisons, matches, cfg["common_endpoint"])
     summary = summarize(

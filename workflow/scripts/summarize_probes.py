@@ -1,4 +1,7 @@
-"""Snakemake adapter: probe accuracy differences per budget over model seeds, TOST at 500."""
+"""Snakemake adapter: probe accuracy differences per budget over model seeds, TOST at 500.
+
+At the budget with extra probe seeds the primary probe seed is reported alone and pooled with
+the extra seeds (two rows, told apart by ``probe_seeds``)."""
 
 import pandas as pd
 
@@ -10,7 +13,7 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 
 with job_log(smk.log[0]) as log:
     rows = pd.concat([read_csv(path) for path in smk.input.probes], ignore_index=True)
-    per_seed = per_seed_differences(rows)
+    per_seed = per_seed_differences(rows, int(smk.params.probe_seed))
     summary = probes_summary(per_seed, smk.params.tost, smk.params.config["statistics"])
     write_csv(smk.output.per_seed, per_seed)
     write_csv(smk.output.summary, summary)

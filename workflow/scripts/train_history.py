@@ -21,7 +21,8 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(smk.wildcards)
 segment = smk.params.segment
-state_every = smk.params.state_every
+# Not a param: it changes no result, so changing it must rerun nothing.
+state_every = smk.config["training"]["state_every"]
 settings = TrainSettings.from_config(
     cfg["training"], lr=run.lr, optimizer_at_common=run.optim, checkpoints=smk.params.updates
 )
