@@ -191,9 +191,13 @@ def probes_study(summary: pd.DataFrame) -> str:
     rows = []
     for row in summary.itertuples(index=False):
         series = pd.Series(row._asdict())
-        rows.append([str(row.budget), str(int(row.n)), interval(series, 2), tests_text(series)])
-    text = table(["examples per class", "n seeds", "S_ABC − S_BAC (pp)", "tests"], rows)
-    tost = summary.dropna(subset=["tost_p"]) if "tost_p" in summary else summary.iloc[:0]
+        seeds = str(getattr(row, "probe_seeds", ""))
+        rows.append(
+            [str(row.budget), seeds, str(int(row.n)), interval(series, 2), tests_text(series)]
+        )
+    header = ["examples per class", "probe seeds", "n seeds", "S_ABC − S_BAC (pp)", "tests"]
+    text = table(header, rows)
+    tost = summary.dropna(subset=["tost_p"])
     for row in tost.itertuples(index=False):
         text += (
             f"\n\nTOST at {row.budget} per class, margin ±{number(row.tost_margin_pp, 2)} pp: "

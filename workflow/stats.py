@@ -38,8 +38,9 @@ NAN = float("nan")
 # Up to this many non-zero differences the Wilcoxon p-value comes from the exact null
 # distribution, ties and zeros included. Computing it is cheap at any n (a count over integer
 # rank sums), but 50 is scipy's own "auto" cut-off for untied data, so untied p-values stay
-# those of scipy's defaults; above it the normal approximation errs by well under 0.001 near
-# p = 0.05. Every study of the protocol has at most 20 seeds, so all its p-values are exact.
+# those of scipy's defaults; above it the normal approximation errs by about 0.001 at most for
+# p between 0.01 and 0.1 (0.003-0.004 at n = 20-25, which is why small n must be exact). Every
+# study of the protocol has at most 20 seeds, so all its p-values are exact.
 WILCOXON_EXACT_MAX_N = 50
 
 
@@ -195,7 +196,8 @@ def _exact_signed_rank_p(ranks2: list[int], w2: int) -> float:
     sign assignments of the given ranks equally likely; p = 2 min(P(W <= w), P(W >= w)), capped
     at 1. With ties this is the exact permutation (sign-flip) null of the mid-ranks."""
     total = sum(ranks2)
-    counts = np.zeros(total + 1, dtype=np.int64)  # at most 2^50 assignments: fits in int64
+    # Counts reach 2^m: int64 holds them up to m = 62, Python integers beyond.
+    counts = np.zeros(total + 1, dtype=np.int64 if len(ranks2) <= 62 else object)
     counts[0] = 1
     for r in ranks2:
         shifted = np.zeros_like(counts)
