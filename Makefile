@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: smoke test test-slurm lint report full verify reference missing
+.PHONY: smoke test test-slurm lint report full verify reference missing adopt-runs
 
 $(VENV)/installed: envs/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -81,3 +81,17 @@ reference: $(VENV)/installed
 missing: $(VENV)/installed
 	@$(BIN)/snakemake --summary $(if $(CONFIG),--configfile $(CONFIG)) 2>/dev/null \
 	    | awk -F'\t' '$$5 == "missing" {print $$1; n++} END {if (n) {print n " missing"; exit 1} else print "no file is missing"}'
+
+# Keep finished training after a code change that changes none of its bits (show that first:
+# make verify, or the determinism audit): forget the params and code hash that Snakemake
+# recorded for the MNIST copy and the training outputs, and make those outputs newer than the
+# edited scripts, so that only the stages after training rerun. See README, "Reproducibility".
+TRAINED := find results/runs results/activation/lr_search benchmarks/runs \
+    benchmarks/activation/lr_search -type f \( -path '*/checkpoints/*.npz' -o -name run.json \
+    -o -name extension.json -o -name state.pt -o -path '*/lr~*/seed~*/order~*.json' \
+    -o -name train_history.tsv -o -name extend_history.tsv -o -name 'order~*.tsv' \) 2>/dev/null
+# (Snakemake says so, harmlessly, of files whose records are already gone.)
+adopt-runs: $(VENV)/installed
+	-$(BIN)/snakemake $(if $(CONFIG),--configfile $(CONFIG)) --cleanup-metadata \
+	    resources/mnist.npz $$($(TRAINED) | grep -v '\.tsv$$')
+	$(TRAINED) | xargs -r touch

@@ -29,6 +29,7 @@ wildcard_constraints:
 
 
 include: "rules/data.smk"
+include: "rules/preflight.smk"
 include: "rules/train.smk"
 include: "rules/dump.smk"
 include: "rules/compare.smk"

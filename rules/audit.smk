@@ -4,6 +4,8 @@
 rule audit_run:
     input:
         mnist=rules.prepare_mnist.output.npz,
+        # training.device exists here (rules/preflight.smk)
+        device=device_checked(),
         checkpoints=expand(
             f"{RUN}/checkpoints/update~{{update}}.npz",
             update=SEGMENTS["base"],

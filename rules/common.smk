@@ -5,6 +5,7 @@ from functools import partial
 from pathlib import Path
 
 from workflow.config import validate_config
+from workflow.identity import lr_text, parse_lr
 from workflow.provenance import code_version
 from workflow.train import HEAP_ENVIRONMENT
 
@@ -23,7 +24,8 @@ SEGMENTS = {
     "base": config["training"]["checkpoints"],
     "extended": config["training"]["extended_checkpoints"],
 }
-# A run's identity as a path; results/, logs/ and benchmarks/ mirror it.
+# A run's identity as a path; results/, logs/ and benchmarks/ mirror it. The lr is written
+# losslessly (workflow.identity.lr_text: 0.05 -> "0.05", 0.05000001 -> "0.05000001").
 GROUP_ID = "runs/protocol~{protocol}/act~{act}/lr~{lr}/optim~{optim}/stream~{stream}"
 RUN_ID = f"{GROUP_ID}/seed~{{seed}}/order~{{order}}"
 GROUP = f"results/{GROUP_ID}"
@@ -40,9 +42,21 @@ def code(name):
     return code_version(Path(workflow.basedir) / "workflow" / "scripts" / f"{name}.py")
 
 
-def lr_text(lr):
-    """The learning rate as it appears in paths (0.05 -> "0.05")."""
-    return f"{float(lr):g}"
+def device_checked():
+    """The device check (rules/preflight.smk) as an input of a job that trains on
+    training.device; call it from rules defined after rule check_device.
+
+    The CPU always exists: no check, and the training rules' inputs stay what they were, so
+    runs trained before the check existed are not rerun ("set of input files has changed").
+    For any other device the check's report is an ancient() input: its time never makes a
+    finished run outdated, so a rerun check (a new node, say) retrains nothing. If the report
+    of a finished GPU tree is lost, build it alone first (snakemake results/preflight/...):
+    a job that must run reruns everything below it unless the ancient file already exists.
+    """
+    device = config["training"]["device"]
+    if device == "cpu":
+        return []
+    return ancient(expand(rules.check_device.output.report, device=device)[0])
 
 
 def group(**changes):
@@ -143,7 +157,7 @@ def identity(wildcards, **fixed):
     return {
         "protocol": run["protocol"],
         "act": run["act"],
-        "lr": float(run["lr"]),
+        "lr": parse_lr(run["lr"]),
         "optim": run["optim"],
         "stream": int(run["stream"]),
         "seed": int(run["seed"]),
@@ -224,12 +238,16 @@ def stream0_run(wildcards):
 
 def first_run(wildcards):
     here = {"stream": int(wildcards.stream), "order": wildcards.order}
-    return min(here, stream0_run(wildcards), key=lambda run: (run["order"], run["stream"]))
+    return min(
+        here, stream0_run(wildcards), key=lambda run: (run["order"], run["stream"])
+    )
 
 
 def second_run(wildcards):
     here = {"stream": int(wildcards.stream), "order": wildcards.order}
-    return max(here, stream0_run(wildcards), key=lambda run: (run["order"], run["stream"]))
+    return max(
+        here, stream0_run(wildcards), key=lambda run: (run["order"], run["stream"])
+    )
 
 
 def noise_floor_pairs():

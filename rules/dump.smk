@@ -10,6 +10,7 @@ for segment, updates in SEGMENTS.items():
             else f"dump_{segment}_representations"
         input:
             mnist=rules.prepare_mnist.output.npz,
+            device=device_checked(),
             checkpoints=expand(
                 f"{RUN}/checkpoints/update~{{update}}.npz",
                 update=updates,

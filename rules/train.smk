@@ -25,6 +25,7 @@ TRAINING_CONFIG = slice_config(
 rule train_history:
     input:
         mnist=rules.prepare_mnist.output.npz,
+        device=device_checked(),
     output:
         checkpoints=expand(
             f"{RUN}/checkpoints/update~{{update}}.npz",
@@ -54,6 +55,7 @@ rule train_history:
 rule extend_history:
     input:
         mnist=rules.prepare_mnist.output.npz,
+        device=device_checked(),
         state=rules.train_history.output.state,
     output:
         checkpoints=expand(
@@ -83,6 +85,7 @@ rule extend_history:
 rule trace_stability:
     input:
         mnist=rules.prepare_mnist.output.npz,
+        device=device_checked(),
     output:
         trace="results/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.json",
     log:

@@ -15,6 +15,8 @@ TRAINED_THROUGH = {"base": ["base"], "extended": ["base", "extended"]}
 rule verify_run:
     input:
         mnist=rules.prepare_mnist.output.npz,
+        # training.device exists here (rules/preflight.smk)
+        device=device_checked(),
     output:
         digests=f"{VERIFIED_RUN}.csv",
         environment=f"{VERIFIED_RUN}.json",

@@ -64,6 +64,7 @@ TORCH_FREE_ADAPTERS = [
 ]
 TORCH_ADAPTERS = [
     "audit_run",
+    "check_device",
     "prepare_mnist",
     "train_history",
     "dump_representations",
@@ -79,7 +80,9 @@ def test_every_adapter_is_classified():
     assert adapters == set(TORCH_FREE_ADAPTERS) | set(TORCH_ADAPTERS)
 
 
-@pytest.mark.parametrize("module", ["studies", "summary", "compare", "matching", "stats"])
+@pytest.mark.parametrize(
+    "module", ["studies", "summary", "compare", "matching", "stats", "config", "identity"]
+)
 def test_torch_free_library_modules(module):
     code = f"import sys\nimport workflow.{module}\nassert 'torch' not in sys.modules\n"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=PACKAGE.parent)

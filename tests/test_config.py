@@ -126,6 +126,155 @@ def test_cross_key_rules_accept_edges(config, dotted: str, value) -> None:
     assert validate_config(_set(config, dotted, value)) is None
 
 
+# --------------------------------------------------------------------------- non-finite numbers
+
+
+def _set_at(config: dict, path: tuple, value) -> dict:
+    node = config
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return config
+
+
+NAN, INF = float("nan"), float("inf")
+NON_FINITE = [
+    (("training", "lr"), NAN, "training.lr: nan"),
+    (("training", "lr"), INF, "training.lr: inf"),
+    (("training", "momentum"), -INF, "training.momentum: -inf"),
+    (("training", "weight_decay"), NAN, "training.weight_decay: nan"),
+    (("training", "batch_size"), NAN, "training.batch_size: nan"),
+    (("training", "checkpoints", 1), INF, "training.checkpoints[1]: inf"),
+    (("data", "normalize", "mean"), NAN, "data.normalize.mean: nan"),
+    (("data", "sources", 1, "timeout_s"), INF, "data.sources[1].timeout_s: inf"),
+    (("matching", "max_accuracy_gap_pp"), INF, "matching.max_accuracy_gap_pp: inf"),
+    (("statistics", "ci_level"), NAN, "statistics.ci_level: nan"),
+    (("studies", "activation", "candidates", 0), NAN, "studies.activation.candidates[0]: nan"),
+    (("studies", "activation", "lr"), INF, "studies.activation.lr: inf"),
+    (("studies", "probes", "tost_margin_pp"), INF, "studies.probes.tost_margin_pp: inf"),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "named"), NON_FINITE, ids=[n[2].replace(": ", "=") for n in NON_FINITE]
+)
+def test_non_finite_number_is_refused_naming_the_key(config, path, value, named) -> None:
+    with pytest.raises(ConfigError) as error:
+        validate_config(_set_at(config, path, value))
+    assert f"config key {named} is not a finite number" in str(error.value), str(error.value)
+
+
+def test_non_finite_numbers_from_yaml_are_refused(config) -> None:
+    """What `--configfile` reads: YAML's .nan and .inf (the schema's bounds let NaN through)."""
+    override = yaml.safe_load("training:\n  lr: .nan\nstudies:\n  probes:\n    lr: .inf\n")
+    config["training"]["lr"] = override["training"]["lr"]
+    config["studies"]["probes"]["lr"] = override["studies"]["probes"]["lr"]
+    with pytest.raises(ConfigError) as error:
+        validate_config(config)
+    message = str(error.value)
+    assert "config key training.lr: nan is not a finite number" in message
+    assert "config key studies.probes.lr: inf is not a finite number" in message
+
+
+def test_non_finite_check_covers_keys_the_schema_does_not_know(config) -> None:
+    config["training"]["some_future_key"] = [1.0, NAN]
+    with pytest.raises(ConfigError, match=r"training\.some_future_key\[1\]: nan is not a finite"):
+        validate_config(config)
+
+
+# --------------------------------------------------------------------------- data sizes
+
+
+def _subset(config: dict, train, test) -> dict:
+    config["data"]["subset"] = {"train_per_digit": train, "test_per_digit": test}
+    return config
+
+
+DATA_SIZES = [
+    # (subset train, subset test, key, value, message)
+    (None, None, "tasks.common_per_digit", 5422, "MNIST has only 5421 training images of digit 5"),
+    (100, None, "tasks.common_per_digit", 101, "data.subset.train_per_digit keeps 100"),
+    (None, None, "tasks.probe_per_digit", 893, "MNIST has only 892 test images of digit 5"),
+    (None, 100, "tasks.probe_per_digit", 101, "data.subset.test_per_digit keeps 100"),
+    (None, None, "studies.probes.budgets", [25, 50, 100, 500, 6000], "only 5421 training"),
+    (400, None, "studies.probes.budgets", [25, 50, 100, 500], "train_per_digit keeps 400"),
+    (None, None, "data.subset.train_per_digit", 5422, "MNIST has only 5421 training images"),
+    (None, None, "data.subset.test_per_digit", 893, "MNIST has only 892 test images"),
+]
+
+
+@pytest.mark.parametrize(
+    ("train", "test", "dotted", "value", "says"),
+    DATA_SIZES,
+    ids=[f"{d[2]}={d[3]},subset={d[0]}/{d[1]}" for d in DATA_SIZES],
+)
+def test_images_per_digit_asked_for_must_exist(config, train, test, dotted, value, says) -> None:
+    _subset(config, train, test)
+    config["tasks"]["common_per_digit"] = min(config["tasks"]["common_per_digit"], train or 5421)
+    config["tasks"]["probe_per_digit"] = min(config["tasks"]["probe_per_digit"], test or 892)
+    with pytest.raises(ConfigError) as error:
+        validate_config(_set(config, dotted, value))
+    message = str(error.value)
+    assert re.search(rf"config key {re.escape(dotted)}: .*{re.escape(says)}", message), message
+
+
+def test_probe_budget_keys_are_each_named(config) -> None:
+    """Each budget key is checked against the training images, and named on its own."""
+    _subset(config, 40, None)
+    config["tasks"]["common_per_digit"] = 40
+    probes = config["studies"]["probes"]
+    probes["budgets"] = [25, 50]
+    probes["extra_seeds"]["budget"] = 50
+    probes["tost_budget"] = 50
+    with pytest.raises(ConfigError) as error:
+        validate_config(config)
+    message = str(error.value)
+    for key in ("budgets", "extra_seeds.budget", "tost_budget"):
+        assert (
+            f"config key studies.probes.{key}: 50 training images per digit asked for, but "
+            "data.subset.train_per_digit keeps 40"
+        ) in message, message
+
+
+DATA_SIZE_EDGES = [
+    (None, None, {"tasks.common_per_digit": 5421, "tasks.probe_per_digit": 892}),
+    (5421, 892, {"tasks.common_per_digit": 5421, "tasks.probe_per_digit": 892}),
+    (500, 200, {"tasks.common_per_digit": 500, "tasks.probe_per_digit": 200}),
+    (None, None, {"studies.probes.budgets": [25, 50, 500, 5421]}),
+]
+
+
+@pytest.mark.parametrize(("train", "test", "values"), DATA_SIZE_EDGES)
+def test_images_per_digit_up_to_what_exists_are_accepted(config, train, test, values) -> None:
+    _subset(config, train, test)
+    for dotted, value in values.items():
+        _set(config, dotted, value)
+    assert validate_config(config) is None
+
+
+@pytest.mark.parametrize("key", ["seeds", "orders"])
+def test_audit_needs_runs(config, key) -> None:
+    config["audit"][key] = []
+    with pytest.raises(ConfigError, match=rf"config key audit\.{key}: \[\] should be non-empty"):
+        validate_config(config)
+
+
+@pytest.mark.parametrize("device", ["cuda:1", "mps"])
+def test_devices_torch_names_are_accepted(config, device) -> None:
+    """Whether the device exists is the job check_device's question, not the parser's."""
+    config["training"]["device"] = device
+    config["training"]["kernels"] = "torch"
+    assert validate_config(config) is None
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:", "cuda:x", "CPU", "tpu"])
+def test_unknown_device_names_are_refused(config, device) -> None:
+    config["training"]["device"] = device
+    config["training"]["kernels"] = "torch"
+    with pytest.raises(ConfigError, match=r"config key training\.device"):
+        validate_config(config)
+
+
 def test_extended_checkpoints_message_names_the_last_base_checkpoint(config) -> None:
     config["training"]["extended_checkpoints"] = [5000]
     with pytest.raises(ConfigError, match=r"training\.extended_checkpoints.*\(10000\)"):

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import torch
 import yaml
 
 from workflow.artifacts import load_checkpoint, save_checkpoint
@@ -103,6 +104,12 @@ def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
         (("model", "activation"), "swish", "model.activation"),
         (("studies", "main", "seeds"), [], "studies.main.seeds"),
         (("studies", "main", "seeds"), [101, 101], "studies.main.seeds"),
+        # NaN passes any JSON-schema minimum: it once gave "Nothing to be done".
+        (("training", "lr"), float("nan"), "training.lr: nan is not a finite number"),
+        (("training", "checkpoints"), [0, float("inf")], "checkpoints[1]: inf is not a finite"),
+        (("studies", "probes", "budgets"), [25, 50, 500, 6000], "probes.budgets: 6000 training"),
+        (("tasks", "probe_per_digit"), 893, "tasks.probe_per_digit: 893 test images"),
+        (("audit", "orders"), [], "audit.orders"),
     ],
 )
 def test_bad_config_stops_before_any_job_naming_the_key(tmp_path, key, value, named):
@@ -123,6 +130,88 @@ def test_bad_config_stops_before_any_job_naming_the_key(tmp_path, key, value, na
     assert result.returncode != 0
     assert named in result.stdout + result.stderr
     assert not (workdir / "results").exists()
+
+
+def _smoke_with(workdir: Path, name: str, **training) -> str:
+    """An override file: the small config with these training keys changed."""
+    config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
+    config["training"].update(training)
+    (workdir / f"{name}.yaml").write_text(yaml.safe_dump(config))
+    return f"{name}.yaml"
+
+
+def job_inputs(output: str, rule: str) -> list[str]:
+    """The input line of every job of ``rule`` in a dry run's output."""
+    blocks = re.findall(rf"^(?:local)?rule {rule}:\n((?:    .*\n)+)", output, flags=re.MULTILINE)
+    return [re.search(r"^    input: (.*)$", b, flags=re.MULTILINE).group(1) for b in blocks]
+
+
+def test_a_run_path_writes_the_learning_rate_exactly(tmp_path):
+    """f"{lr:g}" once wrote 0.05000001 as 0.05: the run would have trained under lr~0.05."""
+    workdir = copy_repo(tmp_path)
+    override = _smoke_with(workdir, "near", lr=0.05000001)
+    output = snakemake(workdir, "-n", "results/summary/main.csv", "--configfile", override)
+    assert "/lr~0.05000001/" in output
+    assert "/lr~0.05/" not in output
+
+
+DEVICE_CHECK = "results/preflight/device~cuda.json"
+
+
+def test_the_device_check_runs_before_every_training_job(tmp_path):
+    workdir = copy_repo(tmp_path)
+    override = _smoke_with(workdir, "gpu", device="cuda", kernels="torch")
+    output = snakemake(workdir, "-n", "--configfile", override)
+    jobs = planned_jobs(output)
+    assert jobs["check_device"] == 1
+    for rule in ("train_history", "extend_history", "trace_stability", "audit_run"):
+        inputs = job_inputs(output, rule)
+        assert len(inputs) == jobs[rule] > 0, rule
+        assert all(DEVICE_CHECK in line for line in inputs), (rule, inputs)
+    assert "preflight" not in job_inputs(output, "train_probes")[0]  # probes run on the CPU
+    rerun = "results/verify/runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0"
+    verify = snakemake(
+        workdir, "-n", f"{rerun}/seed~101/order~ABC/through~base.csv", "--configfile", override
+    )
+    assert planned_jobs(verify)["check_device"] == 1
+    assert DEVICE_CHECK in job_inputs(verify, "verify_run")[0]
+
+
+def test_the_cpu_needs_no_device_check(tmp_path):
+    """Inputs of the training rules stay what they were: runs trained before the check existed
+    are not rerun for a changed set of input files."""
+    output = snakemake(copy_repo(tmp_path), "-n", "--configfile", "config/smoke.yaml")
+    assert "check_device" not in planned_jobs(output)
+    assert job_inputs(output, "train_history")
+    assert all(line == "resources/mnist.npz" for line in job_inputs(output, "train_history"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_a_missing_device_fails_one_job_and_starts_no_training(tmp_path):
+    workdir = copy_repo(tmp_path)
+    mnist = REPO / "resources/mnist.npz"
+    if mnist.exists():  # else prepare_mnist makes it, as in the other tests
+        (workdir / "resources").mkdir()
+        shutil.copy2(mnist, workdir / "resources/mnist.npz")
+    override = _smoke_with(workdir, "gpu", device="cuda", kernels="torch")
+    # An output of an earlier run that a training job would replace (and so first delete).
+    earlier = workdir / MAIN_RUN / "seed~101/order~ABC/run.json"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("an earlier run's record\n")
+    result = subprocess.run(
+        [*SNAKEMAKE, "--cores", "2", "--keep-going", "--configfile", override],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "config key training.device: cuda requested, but CUDA is not available" in output
+    assert "Error in rule check_device" in output
+    started = set(re.findall(r"^(?:local)?rule (\w+):", output, flags=re.MULTILINE))
+    assert not started & {"train_history", "extend_history", "trace_stability", "audit_run"}
+    assert earlier.read_text() == "an earlier run's record\n"
 
 
 @pytest.fixture(scope="module")

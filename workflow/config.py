@@ -4,11 +4,14 @@
     validate_config(yaml.safe_load(open("config.yaml")))
 
 Errors name the offending key as a dotted path (``training.lr``) so a researcher can find it.
+Every check here runs in the process that parses the workflow, before any job starts; only
+whether ``training.device`` exists where training runs is left to a job (rules/preflight.smk).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,13 @@ import jsonschema
 import yaml
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "config.schema.yaml"
+
+# Images of each digit 0-9 in MNIST (the data.digests' arrays): the most a subset, C, the probe
+# or a probe budget can take per digit when data.subset keeps everything.
+MNIST_PER_DIGIT = {
+    "train": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
+    "test": (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009),
+}
 
 
 class ConfigError(ValueError):
@@ -27,14 +37,75 @@ def _key(path: Iterable[Any]) -> str:
     return "".join(parts).lstrip(".") or "<top level>"
 
 
-def _schema_errors(config: Mapping[str, Any]) -> list[str]:
+def _leaves(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """Every scalar of the config with its path, through nested sections and lists."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+def _non_finite(config: Mapping[str, Any]) -> dict[str, str]:
+    """Key -> message for every NaN or infinity anywhere in the config. JSON Schema's bounds
+    cannot catch them (NaN compares false with any minimum), so they are refused here, for
+    every key present and future."""
+    return {
+        _key(path): f"config key {_key(path)}: {value} is not a finite number"
+        for path, value in _leaves(config)
+        if isinstance(value, float) and not math.isfinite(value)
+    }
+
+
+def _schema_errors(config: Mapping[str, Any], skip: Iterable[str] = ()) -> list[str]:
     schema = yaml.safe_load(SCHEMA_PATH.read_text())
     validator = jsonschema.Draft202012Validator(schema)
+    skip = set(skip)
     messages = []
     for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
         # oneOf failures hide the useful message in their sub-errors.
         best = jsonschema.exceptions.best_match([error]) if error.context else error
-        messages.append(f"config key {_key(best.absolute_path)}: {best.message}")
+        if _key(best.absolute_path) not in skip:
+            messages.append(f"config key {_key(best.absolute_path)}: {best.message}")
+    return messages
+
+
+def _data_size_errors(config: Mapping[str, Any]) -> list[str]:
+    """Images per digit asked of the data that it does not have, each of which would fail jobs
+    late (tasks.first_per_digit and probes.draw_examples take images digit by digit)."""
+    messages = []
+    available = {}  # split -> (images of every digit, what says so)
+    names = {"train": "training", "test": "test"}
+    for split, name in names.items():
+        key = f"data.subset.{split}_per_digit"
+        kept = config["data"]["subset"][f"{split}_per_digit"]
+        least = min(MNIST_PER_DIGIT[split])
+        digit = MNIST_PER_DIGIT[split].index(least)
+        mnist = f"MNIST has only {least} {name} images of digit {digit}"
+        if kept is None:
+            available[split] = (least, f"{mnist} ({key}: null)")
+        elif kept > least:
+            messages.append(f"config key {key}: {kept} per digit, but {mnist}")
+            available[split] = (least, mnist)
+        else:
+            available[split] = (kept, f"{key} keeps {kept}")
+    probes = config["studies"]["probes"]
+    asked = [
+        ("tasks.common_per_digit", config["tasks"]["common_per_digit"], "train"),
+        ("tasks.probe_per_digit", config["tasks"]["probe_per_digit"], "test"),
+        ("studies.probes.budgets", max(probes["budgets"]), "train"),
+        ("studies.probes.extra_seeds.budget", probes["extra_seeds"]["budget"], "train"),
+        ("studies.probes.tost_budget", probes["tost_budget"], "train"),
+    ]
+    for key, n, split in asked:
+        most, source = available[split]
+        if n > most:
+            messages.append(
+                f"config key {key}: {n} {names[split]} images per digit asked for, but {source}"
+            )
     return messages
 
 
@@ -85,12 +156,13 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
     candidates = config["studies"]["activation"]["candidates"]
     if list(candidates) != sorted(candidates, reverse=True):
         messages.append("config key studies.activation.candidates: must be in descending order")
-    return messages
+    return messages + _data_size_errors(config)
 
 
 def validate_config(config: Mapping[str, Any]) -> None:
     """Raise ConfigError listing every problem, each with its key; return None when valid."""
-    messages = _schema_errors(config)
+    non_finite = _non_finite(config)
+    messages = [*non_finite.values(), *_schema_errors(config, skip=non_finite)]
     if not messages:
         messages = _protocol_errors(config)
     if messages:

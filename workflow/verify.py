@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from workflow.identity import lr_text
 from workflow.provenance import canonical_json
 from workflow.reference import IDENTITY, read_reference, training_config, training_digest
 
@@ -123,7 +124,7 @@ def runs_to_retrain(selected: pd.DataFrame, scope: str) -> list[tuple[dict[str, 
 
 def rerun_path(pattern: str, identity: Mapping[str, Any], through: str) -> str:
     """``pattern`` (a run path with a ``{through}`` field) for one run, lr as paths write it."""
-    return pattern.format(**{**identity, "lr": f"{float(identity['lr']):g}", "through": through})
+    return pattern.format(**{**identity, "lr": lr_text(identity["lr"]), "through": through})
 
 
 def verification_inputs(
@@ -186,7 +187,7 @@ def compare(expected: pd.DataFrame, reruns: pd.DataFrame) -> pd.DataFrame:
 
 def describe_run(row: Mapping[str, Any]) -> str:
     """A run's identity as its path reads (``protocol~class_split/.../order~ABC``)."""
-    lr = f"{float(row['lr']):g}"
+    lr = lr_text(row["lr"])
     return "/".join(f"{key}~{lr if key == 'lr' else row[key]}" for key in IDENTITY)
 
 
