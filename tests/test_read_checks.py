@@ -26,10 +26,13 @@ META = {"seed": 101, "order": "ABC", "update": 50, "summary": {"accuracy_pct": 9
 def _dump(path) -> pa.Table:
     rng = np.random.default_rng(0)
     values = rng.standard_normal((200, 16)).astype(np.float32)
+    probe = np.arange(200) % 3 == 0  # representations exist for probe images only (nulls)
     table = pa.table(
         {
             "image": pa.array(np.arange(200, dtype=np.int32)),
-            "fc1": pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), 16),
+            "fc1": pa.FixedSizeListArray.from_arrays(
+                pa.array(values.reshape(-1)), 16, mask=pa.array(~probe)
+            ),
         }
     )
     write_parquet(path, table, META)

@@ -110,15 +110,27 @@ def load_checkpoint(
 
 def table_digest(table: pa.Table) -> str:
     """SHA-256 of a table's schema and values, independent of how Parquet chunked them."""
-    digest = hashlib.sha256(table.schema.remove_metadata().to_string().encode())
+    digest = hashlib.sha256()
     for name in table.column_names:
         column = table.column(name).combine_chunks()
-        digest.update(name.encode() + b"\0")
+        digest.update(f"{name}: {_type_text(column.type)}".encode() + b"\0")
         digest.update(np.packbits(column.is_valid().to_numpy(zero_copy_only=False)).tobytes())
+        # Only valid entries: what a null slot holds underneath differs between the table as
+        # built and as Parquet gives it back.
+        valid = column.filter(column.is_valid())
         nested = pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)
-        values = column.flatten() if nested else column
+        values = valid.flatten() if nested else valid
         digest.update(np.ascontiguousarray(values.to_numpy(zero_copy_only=False)).tobytes())
     return digest.hexdigest()
+
+
+def _type_text(kind: pa.DataType) -> str:
+    """A type as text without the list's child name, which Parquet renames on the way back."""
+    if pa.types.is_fixed_size_list(kind):
+        return f"fixed_size_list<{_type_text(kind.value_type)}>[{kind.list_size}]"
+    if pa.types.is_list(kind):
+        return f"list<{_type_text(kind.value_type)}>"
+    return str(kind)
 
 
 def _content_digest(table: pa.Table, meta: dict) -> str:
@@ -135,7 +147,13 @@ def write_parquet(path: str | Path, table: pa.Table, meta: dict) -> None:
         DIGEST_KEY: _content_digest(plain, meta).encode(),
     }
     with atomic_path(path) as tmp:
-        pq.write_table(plain.replace_schema_metadata(schema_meta), tmp, compression="zstd")
+        # Page checksums let the reader refuse a damaged page before decoding it.
+        pq.write_table(
+            plain.replace_schema_metadata(schema_meta),
+            tmp,
+            compression="zstd",
+            write_page_checksum=True,
+        )
 
 
 def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None, rule: str = ""):
@@ -144,7 +162,7 @@ def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None, rule
     that rebuilds the file, for the message."""
     rebuild = f"; delete it and rerun: rule {rule} rebuilds it" if rule else "; delete it and rerun"
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(path, page_checksum_verification=True)
         meta = json.loads(table.schema.metadata[PARQUET_KEY])
         stored = table.schema.metadata.get(DIGEST_KEY, b"").decode()
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as error:
