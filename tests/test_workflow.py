@@ -369,8 +369,9 @@ def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
         jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml"))
     finally:
         cka.write_text(original)
-    # main, pilot preserve, rotated, LeakyReLU (ReLU at 0.05 is main)
-    assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2
+    # main, pilot preserve, rotated, LeakyReLU (ReLU at 0.05 is main), noise-floor replicates
+    assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2 + 2
+    assert jobs["compare_streams_base"] == 2 * 4  # the rest of each seed's square
     assert not {rule for rule in jobs if rule.startswith(("train", "extend", "dump", "trace"))}
 
 
