@@ -1,5 +1,5 @@
 # histres: does training history stay in a network's representations after its behaviour
-# has converged? The science is ../shared/protocol.md; every number of it is in config.yaml.
+# has converged? The protocol is in README.md; every number of it is in config.yaml.
 
 
 from snakemake.utils import min_version
