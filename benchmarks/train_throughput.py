@@ -134,25 +134,27 @@ def synthetic_data(n: int = 6000, seed: int = 0) -> tuple[np.ndarray, np.ndarray
     return rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), rng.integers(0, 10, n)
 
 
-def engine_job(updates: int) -> float:
+def engine_job(updates: int, device: str = "cpu", kernels: str = "fused") -> float:
     """One workflow-style training job (single thread): ms per C update."""
     configure_torch(1)
     images, labels = synthetic_data()
     x = normalize(images, MEAN, STD)
     idx = torch.arange(len(images))
     data = TrainingData(x, torch.from_numpy(labels), {"A": idx[:10], "B": idx[10:20], "C": idx})
-    settings = TrainSettings(1, BATCH, 0.05, 0.9, 0.0, "reset", (0, updates), 1, "cpu", "fused")
+    settings = TrainSettings(1, BATCH, 0.05, 0.9, 0.0, "reset", (0, updates), 1, device, kernels)
     record, _ = train_history(
         build_model(1, ModelSpec()), data, "ABC", 1, settings, lambda *_: None, log=lambda _: None
     )
     return 1000 * record.phases[-1]["seconds"] / updates
 
 
-def engine_side_by_side(jobs: int, updates: int) -> list[float]:
+def engine_side_by_side(
+    jobs: int, updates: int, device: str = "cpu", kernels: str = "fused"
+) -> list[float]:
     code = (
         f"import sys; sys.path.insert(0, {str(REPO)!r}); "
         "from benchmarks.train_throughput import engine_job; "
-        f"print(engine_job({updates}))"
+        f"print(engine_job({updates}, {device!r}, {kernels!r}))"
     )
     procs = [
         subprocess.Popen(

@@ -13,6 +13,7 @@ import pytest
 
 from workflow.artifacts import (
     ArtifactError,
+    check_pyarrow,
     load_checkpoint,
     read_parquet,
     save_checkpoint,
@@ -79,6 +80,15 @@ def test_a_dump_without_a_digest_is_refused(tmp_path) -> None:
     pq.write_table(table, path)
     with pytest.raises(ArtifactError, match="carries no content digest"):
         read_parquet(path)
+
+
+def test_a_pyarrow_too_old_for_dumps_is_named_instead_of_the_file(tmp_path) -> None:
+    # pyarrow 25 fails on the dumps' null rows with "Expected all lists to be of size=N"
+    # (seen on a GPU machine's image); that must not read as a corrupt dump to delete.
+    with pytest.raises(ArtifactError, match="pyarrow 25.0.1 cannot read.*not at fault"):
+        check_pyarrow("25.0.1")
+    check_pyarrow("26.0.1")
+    check_pyarrow(pa.__version__)
 
 
 def test_a_valid_checkpoint_copied_over_another_update_is_refused(tmp_path) -> None:

@@ -26,6 +26,9 @@ import pyarrow.parquet as pq
 META_KEY = "__meta__"
 PARQUET_KEY = b"histres"
 DIGEST_KEY = b"histres_sha256"
+# The dumps' representation columns are fixed-size lists with null rows (images outside the
+# probe set); pyarrow 25 and older cannot read those back ("Expected all lists to be of size=N").
+MIN_PYARROW = 26
 
 
 class ArtifactError(RuntimeError):
@@ -156,11 +159,22 @@ def write_parquet(path: str | Path, table: pa.Table, meta: dict) -> None:
         )
 
 
+def check_pyarrow(version: str) -> None:
+    """Refuse a pyarrow that cannot read dumps, before a read error blames a good file."""
+    if int(version.split(".")[0]) < MIN_PYARROW:
+        raise ArtifactError(
+            f"pyarrow {version} cannot read histres dumps (nullable fixed-size lists; fixed in "
+            f"pyarrow {MIN_PYARROW}): install the pinned versions, pip install -r "
+            "envs/requirements.txt; the dumps themselves are not at fault"
+        )
+
+
 def read_parquet(path: str | Path, expect: Mapping[str, Any] | None = None, rule: str = ""):
     """Read a dump, verify it against the SHA-256 it stores (values and metadata), and check
     that ``expect`` entries equal the identity stored in its metadata. ``rule`` names the rule
     that rebuilds the file, for the message."""
     rebuild = f"; delete it and rerun: rule {rule} rebuilds it" if rule else "; delete it and rerun"
+    check_pyarrow(pa.__version__)
     try:
         table = pq.read_table(path, page_checksum_verification=True)
         meta = json.loads(table.schema.metadata[PARQUET_KEY])
