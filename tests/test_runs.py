@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from workflow.data import MnistArrays
+from workflow.mnist import MnistArrays
 from workflow.runs import RunId, evaluation_data, rotated_copies, training_data
 from workflow.tasks import evaluation_images, training_tasks
 from workflow.train import normalize

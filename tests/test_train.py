@@ -10,6 +10,7 @@ import torch
 from PIL import Image
 from torchvision import transforms
 
+import workflow.train as train_module
 from workflow.artifacts import params_digest
 from workflow.model import ModelSpec, build_model
 from workflow.tasks import derive_seed, first_per_digit
@@ -257,6 +258,24 @@ def test_optimizer_preserve_vs_reset(runs: dict[str, Run]) -> None:
     assert reset.record.checkpoints[0] == preserve.record.checkpoints[0]
     for checkpoint in (5, 10):
         assert not _states_equal(reset.states[checkpoint], preserve.states[checkpoint])
+
+
+def test_progress_is_logged_by_time_in_every_phase_without_changing_bits(
+    runs: dict[str, Run], monkeypatch
+) -> None:
+    # With a zero interval every update logs: lines come from both task phases and from C
+    # between checkpoints, and no placeholder is printed as a number.
+    monkeypatch.setattr(train_module, "PROGRESS_SECONDS", 0.0)
+    lines: list[str] = []
+    model = build_model(1, ModelSpec())
+    record, _ = train_history(model, DATA, "ABC", 1, SETTINGS, lambda *_: None, log=lines.append)
+    assert any(line.startswith("phase1 task A epoch 1: update 1/") for line in lines)
+    assert any(line.startswith("phase2 task B") for line in lines)
+    assert any(line.startswith("common C 3/10:") for line in lines)  # between checkpoints 0, 5
+    assert all("updates/s" in line and "ETA" in line for line in lines)
+    assert not any("nan" in line for line in lines)
+    assert any("common C 0/10" in line and "no loss yet" in line for line in lines)
+    assert record.checkpoints == runs["ABC1"].record.checkpoints
 
 
 def test_unknown_task_order_fails_loudly() -> None:

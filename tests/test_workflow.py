@@ -255,12 +255,24 @@ def test_smoke_artifacts_carry_provenance(smoke_run):
     assert (meta["seed"], meta["order"], meta["update"], meta["act"]) == (101, "ABC", 100, "relu")
     assert meta["config"]["evaluation"]["batch_size"] == 1000
     assert len(meta["code_version"]) == 16
+    trained = meta["checkpoint"]  # how the checkpoint was made, so that a dump explains itself
+    assert (trained["kernels"], trained["torch_threads"], trained["device"]) == ("fused", 1, "cpu")
+    assert trained["config"]["training"]["epochs_per_task"] == 2
     frame = pd.read_parquet(dump)
     assert frame["probe"].sum() == 200
     assert frame.loc[frame["probe"], "fc1"].map(len).eq(128).all()
     assert frame.loc[~frame["probe"], "fc1"].isna().all()
     provenance = json.loads((smoke_run / "results/summary/main.provenance.json").read_text())
     assert provenance["config"]["statistics"]["bootstrap_seed"] == 12345
+    pair = json.loads(
+        (smoke_run / MAIN_RUN / "seed~101/ABC_vs_BAC/base.provenance.json").read_text()
+    )
+    assert (pair["first"]["order"], pair["second"]["order"], pair["segment"]) == (
+        "ABC",
+        "BAC",
+        "base",
+    )
+    assert pair["params_digests"]["first"]["100"] == meta["params_digest"]
 
 
 def test_complete_run_has_nothing_left_to_do(smoke_run):
@@ -364,7 +376,7 @@ def test_a_new_long_horizon_checkpoint_reruns_only_the_extensions(smoke_run):
 def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
     cka = smoke_run / "workflow/cka.py"
     original = cka.read_text()
-    cka.write_text(original + "\n# an edit\n")
+    cka.write_text(original + "\nEDITED = True\n")
     try:
         jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml"))
     finally:
@@ -373,6 +385,19 @@ def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
     assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2 + 2
     assert jobs["compare_streams_base"] == 2 * 4  # the rest of each seed's square
     assert not {rule for rule in jobs if rule.startswith(("train", "extend", "dump", "trace"))}
+
+
+def test_comments_in_every_library_module_rerun_nothing(smoke_run):
+    modules = sorted((smoke_run / "workflow").glob("*.py"))
+    originals = {path: path.read_text() for path in modules}
+    for path, text in originals.items():
+        path.write_text(text + "\n# a comment\n")
+    try:
+        jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml"))
+    finally:
+        for path, text in originals.items():
+            path.write_text(text)
+    assert not jobs, jobs
 
 
 def test_diverging_runs_are_recorded_and_counted_not_dropped(tmp_path):
@@ -440,6 +465,28 @@ def test_determinism_audit_passes_and_catches_a_changed_checkpoint(smoke_run):
     log = (smoke_run / "logs/audit/determinism.log").read_text()
     assert "determinism audit failed: 1 of" in log
     assert "update~100.npz" in log
+
+
+def test_adopt_runs_keeps_training_across_a_refactor(smoke_run, tmp_path):
+    """make adopt-runs after a change to training's code and adapters: only what reads the
+    runs is scheduled, not training, nor the MNIST copy whose adapter changed too."""
+    work = tmp_path / "adopt"
+    shutil.copytree(smoke_run, work, symlinks=True)
+    shutil.copy2(REPO / "Makefile", work / "Makefile")
+    train = work / "workflow/train.py"
+    train.write_text(train.read_text() + "\nREFACTORED = True\n")
+    for script in ("train_history.py", "prepare_mnist.py"):
+        adapter = work / "workflow/scripts" / script
+        adapter.write_text(adapter.read_text() + "\n")
+    smoke = ("-n", "--configfile", "config/smoke.yaml")
+    assert planned_jobs(snakemake(work, *smoke)).get("train_history")
+    venv = Path(sys.executable).parent.parent
+    make = ["make", "-o", f"{venv}/installed", f"VENV={venv}", "adopt-runs"]
+    subprocess.run([*make, "CONFIG=config/smoke.yaml"], cwd=work, check=True, capture_output=True)
+    jobs = planned_jobs(snakemake(work, *smoke))
+    kept = ("train", "extend", "trace", "check_stability", "select_learning", "prepare")
+    assert not {rule for rule in jobs if rule.startswith(kept)}, jobs
+    assert jobs.get("dump_representations")
 
 
 def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):

@@ -10,19 +10,11 @@ import pyarrow as pa
 from scipy.special import xlogy
 
 from workflow.cka import debiased_linear_cka, linear_cka
+from workflow.dumps import column_matrix
 
 LAYERS = ("conv1", "conv2", "fc1", "logits")
 # The protocol's primary score names exactly these two layers.
 H_REPR_LAYERS = ("conv2", "fc1")
-
-
-def column_matrix(table: pa.Table, name: str, rows: np.ndarray | None = None) -> np.ndarray:
-    """A fixed-size-list column as an (n, width) float64 matrix, optionally only ``rows``."""
-    column = table.column(name).combine_chunks()
-    if rows is not None:
-        column = column.filter(pa.array(rows))
-    width = column.type.list_size
-    return column.flatten().to_numpy().astype(np.float64).reshape(-1, width)
 
 
 def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ One row per evaluated test image: canonical index, angle (rotated protocol), lab
 it is in the representation probe, prediction, per-image cross-entropy, logits and softmax;
 probe rows also carry the conv1 and conv2 maps globally average-pooled over space
 (post-activation) and fc1. Accuracy, mean loss and activation health go into the file
-metadata (see README, "Dump schema").
+metadata (see docs/outputs.md, "Parquet dumps").
 """
 
 from __future__ import annotations

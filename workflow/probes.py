@@ -43,21 +43,14 @@ from torch import nn
 
 from workflow.artifacts import params_digest
 from workflow.model import HistoryNet
-from workflow.studies import per_seed_differences  # noqa: F401 (re-exported: probe results)
+from workflow.studies import (
+    PROBE_COLUMNS,
+    per_seed_differences,  # noqa: F401 (re-exported: probe results)
+)
 from workflow.train import model_state
 
 ORDERS = ("ABC", "BAC")
 N_CLASSES = 10
-PROBE_COLUMNS = [
-    "budget",
-    "probe_seed",
-    "correct_ABC",
-    "correct_BAC",
-    "n_test",
-    "acc_ABC",
-    "acc_BAC",
-    "diff_pp",
-]
 
 
 class BackboneChanged(RuntimeError):

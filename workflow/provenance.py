@@ -1,8 +1,10 @@
 """What made an artifact: code version of the library it ran, package versions, config slice.
 
 Snakemake reruns a job when its ``script:`` file changes but not when a module that script
-imports changes, so rules put ``code_version(script)`` into their params: a content hash of the
-script and of every ``workflow.*`` module it imports, transitively (with a module's C source).
+imports changes, so rules put ``code_version(script)`` into their params: a hash of the script
+and of every ``workflow.*`` module it imports, transitively (with a module's C source). A Python
+file is hashed by its syntax tree without docstrings, so comments, docstrings and formatting
+rerun nothing; the tree's text depends on the Python version, which therefore counts as code.
 """
 
 from __future__ import annotations
@@ -58,13 +60,32 @@ def library_files(script: str | Path) -> tuple[Path, ...]:
     return tuple(sorted(seen | sources))
 
 
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def behaviour(path: Path) -> bytes:
+    """The part of a file that can change what it does: a Python file's syntax tree without
+    docstrings or positions (comments never reach it); any other file's bytes."""
+    if path.suffix != ".py":
+        return path.read_bytes()
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if not isinstance(node, _DOCUMENTED) or not node.body:
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+            if isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False).encode()
+
+
 def code_version(script: str | Path) -> str:
-    """Short content hash of the library code a script runs."""
+    """Short hash of the library code a script runs."""
     digest = hashlib.sha256()
     for path in library_files(script):
         digest.update(path.relative_to(REPO_ROOT.resolve()).as_posix().encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
+        digest.update(behaviour(path))
     return digest.hexdigest()[:16]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from workflow.data import MnistArrays, load_npz
+from workflow.mnist import MnistArrays, load_npz
 from workflow.model import HistoryNet, ModelSpec, build_model
 from workflow.tasks import EvaluationImages, evaluation_images, training_tasks
 from workflow.train import TrainingData, configure_torch, normalize

@@ -244,11 +244,11 @@ def lr_search_table(candidates: list[float], traces: pd.DataFrame, selected: flo
     return pd.DataFrame(rows)
 
 
-PROBE_PER_SEED_COLUMNS = [
-    "seed",
+# One probe seed's result for a seed's pair at one budget (written by workflow.probes, which
+# needs torch; defined here so that the torch-free stages read the same columns).
+PROBE_COLUMNS = [
     "budget",
-    "probe_seeds",
-    "n_probe_seeds",
+    "probe_seed",
     "correct_ABC",
     "correct_BAC",
     "n_test",
@@ -256,6 +256,8 @@ PROBE_PER_SEED_COLUMNS = [
     "acc_BAC",
     "diff_pp",
 ]
+# The same, per seed, over a set of probe seeds.
+PROBE_PER_SEED_COLUMNS = ["seed", "budget", "probe_seeds", "n_probe_seeds", *PROBE_COLUMNS[2:]]
 PROBE_SUMMARY_COLUMNS = [
     "budget",
     "probe_seeds",

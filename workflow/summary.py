@@ -106,18 +106,19 @@ def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -
                     values, stats, metric in SIGNED, endpoint=endpoint, metric=metric, **counts
                 )
             )
+    # The order of every study's summary: labels, seed counts, n, then the statistics.
     columns = [
         "endpoint",
         "metric",
-        "n",
         "n_seeds",
         "n_unmatched",
         "n_diverged",
         "n_undefined",
+        "n",
         "mean",
+        "sd",
         "ci_low",
         "ci_high",
-        "sd",
         *TEST_COLUMNS,
     ]
     return pd.DataFrame(rows).reindex(columns=columns)

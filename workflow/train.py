@@ -170,20 +170,27 @@ class BatchStream:
 
 
 class _Progress:
+    """A line every PROGRESS_SECONDS (and at each checkpoint): where, how far, the last loss,
+    updates/s and the ETA. Cheap to call every update: it reads the clock, nothing else."""
+
     def __init__(self, total: int, log: Log) -> None:
         self.total, self.log, self.start = total, log, time.perf_counter()
         self.last = self.start
 
-    def maybe(self, done: int, where: str, loss: float, force: bool = False) -> None:
+    def maybe(
+        self, done: int, where: str, loss: torch.Tensor | float | None, force: bool = False
+    ) -> None:
         now = time.perf_counter()
         if not force and now - self.last < PROGRESS_SECONDS:
             return
         self.last = now
         rate = done / max(now - self.start, 1e-9)
-        eta = (self.total - done) / rate if rate > 0 else math.inf
+        eta = f"ETA {(self.total - done) / rate / 60:.1f} min" if rate > 0 else "ETA unknown"
+        # No update since the last checkpoint (C update 0, say) has no loss to show.
+        shown = "no loss yet" if loss is None else f"loss {float(loss):.4f}"
         self.log(
-            f"{where}: update {done}/{self.total} ({100 * done / self.total:.1f}%), "
-            f"loss {loss:.4f}, {rate:.1f} updates/s, ETA {eta / 60:.1f} min"
+            f"{where}: update {done}/{self.total} ({100 * done / max(self.total, 1):.1f}%), "
+            f"{shown}, {rate:.1f} updates/s, {eta}"
         )
 
 
@@ -286,14 +293,13 @@ def train_history(
                 generator = torch.Generator().manual_seed(stream_seed(seed, order, phase, stream))
                 started, epoch_losses, phase_start = time.perf_counter(), [], done
                 for epoch in range(settings.epochs_per_task):
-                    first = done + 1
-                    losses = [
-                        step(opt, b)
-                        for b in _batches(data.tasks[task], settings.batch_size, generator)
-                    ]
+                    first, losses = done + 1, []
+                    where = f"{phase} task {task} epoch {epoch + 1}"
+                    for b in _batches(data.tasks[task], settings.batch_size, generator):
+                        losses.append(step(opt, b))
+                        progress.maybe(done + len(losses), where, losses[-1])
                     done += len(losses)
                     epoch_losses.append(mean_loss(losses, phase, first))
-                    progress.maybe(done, f"{phase} task {task} epoch {epoch + 1}", epoch_losses[-1])
                 record.phases.append(
                     {
                         "phase": phase,
@@ -331,7 +337,14 @@ def train_history(
                 todo = checkpoint - previous - len(losses)
                 if on_state and state_every:
                     todo = min(todo, state_every - (previous + len(losses)) % state_every)
-                losses += [step(opt, next(batches)) for _ in range(todo)]
+                for _ in range(todo):
+                    losses.append(step(opt, next(batches)))
+                    at = previous + len(losses)
+                    progress.maybe(
+                        done + at - max(previous, resumed_at),
+                        f"common C {at}/{common_updates}",
+                        losses[-1],
+                    )
                 at = previous + len(losses)
                 if on_state and state_every and at % state_every == 0 and at < checkpoint:
                     mean_loss(losses, "common", previous + 1)  # never save a diverged state
@@ -349,7 +362,7 @@ def train_history(
             progress.maybe(
                 done,
                 f"common C {checkpoint}/{common_updates}",
-                interval_loss.get(checkpoint, math.nan),
+                interval_loss.get(checkpoint),
                 force=True,
             )
         record.phases.append(

@@ -20,6 +20,15 @@ for name in Snakefile config.yaml config envs rules workflow profiles; do
     cp -r "$repo/$name" "$work/"
 done
 cd "$work"
+# Account and partition from the environment keep the profile's memory and runtime (a
+# --default-resources option would replace them): a dry run shows every job's resources.
+HISTRES_SLURM_ACCOUNT=myproject HISTRES_SLURM_PARTITION=cpu "$snakemake" -n \
+    --profile profiles/slurm results/summary/main.csv --configfile config/smoke.yaml > dry.log 2>&1
+resources=$(grep -c "resources:" dry.log)
+complete=$(grep "resources:" dry.log | grep "slurm_account=myproject" \
+    | grep "slurm_partition=cpu" | grep "mem_mb=" | grep -c "runtime=")
+[ "$resources" -gt 0 ] && [ "$resources" -eq "$complete" ] \
+    || { echo "profile resources lost: $complete of $resources jobs complete"; exit 1; }
 timeout -k 30 2400 "$snakemake" --profile profiles/slurm --configfile config/smoke.yaml \
     --seconds-between-status-checks 3 \
     > slurm-run.log 2>&1 || { tail -50 slurm-run.log; exit 1; }

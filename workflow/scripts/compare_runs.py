@@ -4,10 +4,18 @@ The rule names the two runs (``params.first`` / ``params.second``: run identitie
 their dumps and checkpoints as ``dumps_first`` ... ``checkpoints_second``.
 """
 
-from workflow.artifacts import ArtifactError, load_checkpoint, read_json, read_parquet, write_csv
+from workflow.artifacts import (
+    ArtifactError,
+    load_checkpoint,
+    read_json,
+    write_csv,
+    write_json,
+)
 from workflow.compare import compare_checkpoint
 from workflow.comparisons import comparison_frame
+from workflow.dumps import read_dump
 from workflow.joblog import job_log
+from workflow.provenance import record
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 runs = {"first": smk.params.first, "second": smk.params.second}
@@ -23,16 +31,17 @@ with job_log(smk.log[0]) as log:
             f"{smk.params.first} vs {smk.params.second}: the runs did not start "
             f"from identical weights (initial digests {starts})"
         )
-    rows = []
+    rows, digests = [], {"first": {}, "second": {}}
     for i, update in enumerate(smk.params.updates):
         loaded = {}
         for which, run in runs.items():
             dump = smk.input[f"dumps_{which}"][i]
-            table, meta = read_parquet(
+            representations = read_dump(
                 dump,
                 expect={**run, "update": update, "config": smk.params.dump_config},
                 rule="dump_representations",
             )
+            table, meta = representations.table, representations.metadata
             checkpoint = smk.input[f"checkpoints_{which}"][i]
             state, checkpoint_meta = load_checkpoint(checkpoint, expect={**run, "update": update})
             if meta["params_digest"] != checkpoint_meta["params_digest"]:
@@ -42,6 +51,7 @@ with job_log(smk.log[0]) as log:
                     "(rule dump_representations rebuilds it)"
                 )
             loaded[which] = (table, meta, state)
+            digests[which][update] = checkpoint_meta["params_digest"]
         row = {"seed": runs["first"]["seed"], "update": update}
         if all(meta["status"] == "ok" for _, meta, _ in loaded.values()):
             (a, meta_a, state_a), (b, meta_b, state_b) = loaded["first"], loaded["second"]
@@ -55,3 +65,15 @@ with job_log(smk.log[0]) as log:
             log(f"update {update}: a run diverged before this checkpoint")
         rows.append(row)
     write_csv(smk.output.comparison, comparison_frame(rows))
+    # Which checkpoints (by parameter digest) made each row, beside the usual provenance.
+    write_json(
+        smk.output.provenance,
+        record(
+            smk.params.dump_config,
+            smk.params.code,
+            first=runs["first"],
+            second=runs["second"],
+            segment=smk.params.segment,
+            params_digests=digests,
+        ),
+    )

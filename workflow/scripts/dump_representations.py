@@ -5,13 +5,24 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import load_checkpoint, write_parquet
-from workflow.data import load_npz
 from workflow.dump import empty_table, evaluate, layer_widths
 from workflow.joblog import job_log
+from workflow.mnist import load_npz
 from workflow.model import HistoryNet, ModelSpec
 from workflow.provenance import record
 from workflow.runs import RunId, evaluation_data
 from workflow.train import configure_torch
+
+TRAINED_WITH = (
+    "config",
+    "code_version",
+    "packages",
+    "segment",
+    "torch_threads",
+    "memory_format",
+    "kernels",
+    "device",
+)
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
@@ -32,6 +43,8 @@ with job_log(smk.log[0]) as log:
             "update": meta["update"],
             "status": meta["status"],
             "params_digest": meta["params_digest"],
+            # How the checkpoint was trained, so that a dump explains itself.
+            "checkpoint": {key: meta.get(key) for key in TRAINED_WITH},
         }
         if meta["status"] != "ok":
             write_parquet(

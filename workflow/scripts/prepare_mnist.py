@@ -3,8 +3,9 @@
 import tempfile
 from pathlib import Path
 
-from workflow.data import acquire, save_npz
+from workflow.fetch import acquire
 from workflow.joblog import job_log
+from workflow.mnist import save_npz
 from workflow.provenance import record
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)

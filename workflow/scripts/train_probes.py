@@ -5,8 +5,8 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import load_checkpoint, write_csv
-from workflow.data import load_npz
 from workflow.joblog import job_log
+from workflow.mnist import load_npz
 from workflow.model import HistoryNet, ModelSpec
 from workflow.probes import ProbeSettings, probe_pair
 from workflow.runs import evaluation_data
@@ -28,14 +28,11 @@ with job_log(smk.log[0]) as log:
     probe = torch.from_numpy(layout.probe)
     backbones = {}
     spec = ModelSpec.from_config({**cfg["model"], "activation": smk.params.activation})
-    for order, path in zip(("ABC", "BAC"), smk.input.checkpoints, strict=True):
-        state, meta = load_checkpoint(path)
-        if meta["status"] != "ok" or meta["seed"] != seed or meta["order"] != order:
-            raise ValueError(
-                f"{path}: expected an ok checkpoint of seed {seed} order {order}, "
-                f"found status {meta['status']} seed {meta['seed']} "
-                f"order {meta['order']}"
-            )
+    for run, path in zip(smk.params.runs, smk.input.checkpoints, strict=True):
+        order = run["order"]
+        state, meta = load_checkpoint(path, expect=run)
+        if meta["status"] != "ok":
+            raise ValueError(f"{path}: a probe needs an ok checkpoint, found {meta['status']}")
         backbones[order] = HistoryNet(spec)
         backbones[order].load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
     rows = probe_pair(

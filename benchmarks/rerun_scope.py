@@ -1,0 +1,154 @@
+"""Which jobs a change reruns: one dry run per change against a finished results tree.
+
+    .venv/bin/python benchmarks/rerun_scope.py --configfile config/smoke.yaml
+
+Run it in a checkout whose results are complete for that config (the first dry run must say
+"Nothing to be done"). For each change (a config value per section, a new bootstrap seed, a
+comment in every library module, a code edit to one module) it writes the changed config, or
+edits the module, dry-runs the workflow without touching results, puts everything back, and
+prints the jobs Snakemake would run, rule by rule. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+Config = dict
+
+# (what changes, how): one representative key per config section.
+CONFIG_CHANGES: list[tuple[str, Callable[[Config], None]]] = [
+    ("statistics.bootstrap_seed + 1", lambda c: c["statistics"].update(bootstrap_seed=12346)),
+    ("statistics.ci_level 0.9", lambda c: c["statistics"].update(ci_level=0.9)),
+    (
+        "matching.max_accuracy_gap_pp x 2",
+        lambda c: c["matching"].update(
+            max_accuracy_gap_pp=2 * c["matching"]["max_accuracy_gap_pp"]
+        ),
+    ),
+    (
+        "evaluation.batch_size / 2",
+        lambda c: c["evaluation"].update(batch_size=c["evaluation"]["batch_size"] // 2),
+    ),
+    ("training.momentum 0.8", lambda c: c["training"].update(momentum=0.8)),
+    (
+        "training.state_every / 2",
+        lambda c: c["training"].update(state_every=max(1, c["training"]["state_every"] // 2)),
+    ),
+    (
+        "training.extended_checkpoints + one",
+        lambda c: c["training"].update(
+            extended_checkpoints=[
+                *c["training"]["extended_checkpoints"],
+                c["training"]["extended_checkpoints"][-1] + 50,
+            ]
+        ),
+    ),
+    ("data.normalize.mean 0.13", lambda c: c["data"]["normalize"].update(mean=0.13)),
+    (
+        "tasks.common_per_digit - 1",
+        lambda c: c["tasks"].update(common_per_digit=c["tasks"]["common_per_digit"] - 1),
+    ),
+    ("model.hidden 64", lambda c: c["model"].update(hidden=64)),
+    (
+        "studies.probes.epochs + 1",
+        lambda c: c["studies"]["probes"].update(epochs=c["studies"]["probes"]["epochs"] + 1),
+    ),
+    ("audit.seeds + 202", lambda c: c["audit"].update(seeds=[*c["audit"]["seeds"], 202])),
+]
+
+
+def load_config(files: list[str]) -> Config:
+    config: Config = yaml.safe_load((REPO / "config.yaml").read_text())
+    for name in files:
+        _merge(config, yaml.safe_load((REPO / name).read_text()) or {})
+    return config
+
+
+def _merge(base: Config, update: Config) -> None:
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def planned_jobs(configfile: Path | str) -> dict[str, int]:
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--nolock", "--configfile", str(configfile)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode:
+        raise RuntimeError(f"dry run failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    text = out.stdout + out.stderr
+    if "Job stats:" not in text:
+        return {}
+    table = text.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    counts = {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    counts.pop("total", None)
+    return counts
+
+
+def describe(jobs: dict[str, int]) -> str:
+    if not jobs:
+        return "nothing"
+    return ", ".join(f"{rule} {n}" for rule, n in sorted(jobs.items(), key=lambda kv: -kv[1]))
+
+
+def with_module_edit(paths: list[Path], edit: Callable[[str], str], configfile: Path) -> dict:
+    originals = {path: path.read_text() for path in paths}
+    try:
+        for path, text in originals.items():
+            path.write_text(edit(text))
+        return planned_jobs(configfile)
+    finally:
+        for path, text in originals.items():
+            path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configfile", action="append", default=[])
+    args = parser.parse_args()
+    config = load_config(args.configfile)
+    rows: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base.yaml"
+        base.write_text(yaml.safe_dump(config))
+        if planned_jobs(base):
+            sys.exit("the results tree is not complete for this config: build it first")
+        for what, change in CONFIG_CHANGES:
+            changed = copy.deepcopy(config)
+            change(changed)
+            path = Path(tmp) / "changed.yaml"
+            path.write_text(yaml.safe_dump(changed))
+            rows.append((what, describe(planned_jobs(path))))
+            print(f"{what}: {rows[-1][1]}", file=sys.stderr)
+        modules = sorted((REPO / "workflow").glob("*.py"))
+        jobs = with_module_edit(modules, lambda text: text + "\n# a comment\n", base)
+        rows.append((f"a comment in each of the {len(modules)} library modules", describe(jobs)))
+        for name in ("cka.py", "stats.py", "figures.py"):
+            jobs = with_module_edit(
+                [REPO / "workflow" / name], lambda text: text + "\nEDITED = True\n", base
+            )
+            rows.append((f"a code edit to workflow/{name}", describe(jobs)))
+            print(f"{name}: {rows[-1][1]}", file=sys.stderr)
+    print("| change | jobs a dry run schedules |\n|---|---|")
+    for what, jobs in rows:
+        print(f"| {what} | {jobs} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""How far a config's workflow is: jobs done and left per rule, and an ETA (``make status``).
+
+    python -m workflow.status [--configfile config/smoke.yaml] [--cores 2] [TARGET ...]
+
+Starts nothing. Two dry runs give the counts: every job of the targets (``--forceall``) and the
+jobs still to run. The ETA multiplies the jobs left of each rule by the median wall time of
+that rule's finished jobs on this machine (Snakemake's benchmark files) and divides by the
+cores; rules with no finished job yet are named as unmeasured instead of guessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+# Benchmark files of each rule that has them (rules/*.smk, `benchmark:`).
+BENCHMARKS = {
+    "train_history": "benchmarks/**/train_history.tsv",
+    "extend_history": "benchmarks/**/extend_history.tsv",
+    "dump_representations": "benchmarks/**/dump_base_representations.tsv",
+    "dump_extended_representations": "benchmarks/**/dump_extended_representations.tsv",
+    "trace_stability": "benchmarks/activation/lr_search/**/order~*.tsv",
+    "train_probes": "benchmarks/probes/seed~*.tsv",
+    "audit_run": "benchmarks/audit/**/*.tsv",
+}
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """The 'Job stats' table of a dry run as {rule: jobs}; empty when nothing would run."""
+    if "Job stats:" not in dry_run_output:
+        return {}
+    table = dry_run_output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    counts = {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    counts.pop("total", None)
+    return counts
+
+
+def median_seconds(root: Path, patterns: Mapping[str, str] = BENCHMARKS) -> dict[str, float]:
+    """Median wall seconds of the finished jobs of each rule, from its benchmark files."""
+    medians = {}
+    for rule, pattern in patterns.items():
+        seconds = [_seconds(path) for path in sorted(root.glob(pattern))]
+        seconds = [s for s in seconds if s is not None]
+        if seconds:
+            medians[rule] = statistics.median(seconds)
+    return medians
+
+
+def _seconds(path: Path) -> float | None:
+    try:
+        return float(pd.read_csv(path, sep="\t")["s"].iloc[0])
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
+def progress_table(
+    total: Mapping[str, int], left: Mapping[str, int], seconds: Mapping[str, float]
+) -> pd.DataFrame:
+    rows = []
+    for rule in sorted(total, key=lambda r: (-left.get(r, 0), r)):
+        n_left = left.get(rule, 0)
+        per_job = seconds.get(rule)
+        rows.append(
+            {
+                "rule": rule,
+                "done": total[rule] - n_left,
+                "total": total[rule],
+                "left": n_left,
+                "s_per_job": per_job,
+                "job_hours_left": None if per_job is None else n_left * per_job / 3600,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def report(table: pd.DataFrame, cores: int) -> str:
+    lines = [table.to_string(index=False, na_rep="-", float_format=lambda x: f"{x:.2f}")]
+    done, total = int(table["done"].sum()), int(table["total"].sum())
+    lines.append(f"jobs: {done} of {total} done, {total - done} left")
+    pending = table[table["left"] > 0]
+    unmeasured = pending[pending["s_per_job"].isna()]["rule"].tolist()
+    hours = float(pending["job_hours_left"].fillna(0).sum()) / max(cores, 1)
+    if len(pending):
+        eta = f"ETA about {hours:.1f} h on {cores} core(s) for the measured rules"
+        if unmeasured:
+            eta += f"; not yet measured here: {', '.join(unmeasured)}"
+        lines.append(eta)
+    else:
+        lines.append("nothing left to run")
+    return "\n".join(lines)
+
+
+def _dry_run(args: Iterable[str]) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--nolock", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode:
+        raise SystemExit(f"snakemake dry run failed:\n{out.stderr[-3000:]}")
+    return out.stdout + out.stderr
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m workflow.status", description=__doc__)
+    parser.add_argument("targets", nargs="*")
+    parser.add_argument("--configfile", action="append", default=[])
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+    common = [*args.targets, *(["--configfile", *args.configfile] if args.configfile else [])]
+    total = job_counts(_dry_run(["--forceall", *common]))
+    left = job_counts(_dry_run(common))
+    print(report(progress_table(total, left, median_seconds(Path("."))), args.cores))
+
+
+if __name__ == "__main__":
+    main()
