@@ -37,10 +37,10 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from workflow.heap import HEAP_ENVIRONMENT  # noqa: E402
 from workflow.kernels import fused_forward  # noqa: E402
 from workflow.model import HistoryNet, ModelSpec, build_model  # noqa: E402
 from workflow.train import (  # noqa: E402
-    HEAP_ENVIRONMENT,
     TrainingData,
     TrainSettings,
     configure_torch,

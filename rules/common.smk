@@ -5,11 +5,11 @@ from functools import partial
 from pathlib import Path
 
 from workflow.config import validate_config
+from workflow.heap import HEAP_ENVIRONMENT
 from workflow.identity import lr_text, parse_lr
 from workflow.provenance import code_version
-from workflow.train import HEAP_ENVIRONMENT
 
-# Every job inherits these before its Python starts (see workflow.train.HEAP_ENVIRONMENT).
+# Every job inherits these before its Python starts (see workflow.heap).
 for key, value in HEAP_ENVIRONMENT.items():
     os.environ.setdefault(key, value)
 

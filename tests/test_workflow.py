@@ -8,6 +8,7 @@ index) and takes about a minute on 2 cores.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -64,6 +65,27 @@ def planned_jobs(output: str) -> dict[str, int]:
 
 
 MAIN_RUN = "results/runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0"
+
+
+def test_parsing_the_workflow_imports_no_torch(tmp_path):
+    """Dry runs, lint and the report never load torch: the Snakemake process may run in an
+    environment without it (per-rule conda environments). A stand-in torch fails on import."""
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('torch imported while parsing')\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    workdir = copy_repo(repo)
+    result = subprocess.run(
+        [*SNAKEMAKE, "-n", "--cores", "1", "--configfile", "config/smoke.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(fake.parent)},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Job stats:" in result.stdout + result.stderr
 
 
 def test_default_config_dry_run_has_the_full_main_study(tmp_path):

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
+from workflow.heap import HEAP_ENVIRONMENT
 from workflow.kernels import fused_forward
 from workflow.tasks import stream_seed
 
@@ -98,15 +99,8 @@ def configure_torch(threads: int) -> None:
     _keep_heap()
 
 
-# glibc settings that keep freed activation buffers in the heap instead of returning them to the
-# OS every step (thousands of page faults a step otherwise). Jobs get them as environment
-# variables before Python starts (see rules/common.smk); _keep_heap applies them at run time to
-# processes started any other way.
-HEAP_ENVIRONMENT = {
-    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
-    "MALLOC_TRIM_THRESHOLD_": str((1 << 31) - 1),
-    "MALLOC_TOP_PAD_": str(256 << 20),
-}
+# HEAP_ENVIRONMENT (workflow.heap): jobs get it before Python starts (rules/common.smk);
+# _keep_heap applies it at run time to processes started any other way.
 
 
 def _keep_heap() -> None:
