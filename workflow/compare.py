@@ -11,10 +11,7 @@ from scipy.special import xlogy
 
 from workflow.cka import debiased_linear_cka, linear_cka
 from workflow.dumps import column_matrix
-
-LAYERS = ("conv1", "conv2", "fc1", "logits")
-# The protocol's primary score names exactly these two layers.
-H_REPR_LAYERS = ("conv2", "fc1")
+from workflow.layers import H_REPR_LAYERS, LAYERS
 
 
 def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:

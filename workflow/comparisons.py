@@ -18,9 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from workflow.artifacts import ArtifactError, read_csv
-from workflow.compare import LAYERS
+from workflow.layers import HIDDEN, LAYERS
 
-DEAD_LAYERS = LAYERS[:-1]  # the logits have no activation to die
 COLUMNS = (
     "seed",
     "update",
@@ -39,7 +38,7 @@ COLUMNS = (
     "loss_diff",
     "loss_gap",
     "param_distance",
-    *(f"dead_{layer}_{order}" for order in ("ABC", "BAC") for layer in DEAD_LAYERS),
+    *(f"dead_{layer}_{order}" for order in ("ABC", "BAC") for layer in HIDDEN),
 )
 SEED_IN_PATH = re.compile(r"seed~(\d+)")
 REBUILD = (

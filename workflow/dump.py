@@ -14,9 +14,10 @@ import pyarrow as pa
 import torch
 import torch.nn.functional as F
 
+from workflow.layers import HIDDEN
 from workflow.model import HistoryNet
 
-REPRESENTATIONS = ("conv1", "conv2", "fc1")
+REPRESENTATIONS = HIDDEN
 
 
 def _fixed_list(values: np.ndarray, mask: np.ndarray | None = None) -> pa.Array:

@@ -28,6 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from workflow.layers import LAYERS
 from workflow.stats import bootstrap_ci
 
 __all__ = [
@@ -60,7 +61,7 @@ NO_DATA = "no data"
 
 # Beyond this horizon a linear x axis squeezes the early checkpoints, where most change happens.
 LOG_X_THRESHOLD = 20_000
-CKA_LAYERS = ("conv1", "conv2", "fc1", "logits")
+CKA_LAYERS = LAYERS
 LONG_HORIZON_MARKS = (10_000, 25_000, 50_000)
 
 SEED_COLOR = "0.6"

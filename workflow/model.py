@@ -15,8 +15,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-LAYERS = ("conv1", "conv2", "fc1", "logits")
-
 
 @dataclass(frozen=True)
 class ModelSpec:
