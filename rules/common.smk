@@ -1,9 +1,9 @@
 # Helpers shared by the rules: validation, run identities, study -> run mapping, config slices.
-import json
 import os
 from functools import partial
 from pathlib import Path
 
+from workflow.artifacts import read_json
 from workflow.config import validate_config
 from workflow.heap import HEAP_ENVIRONMENT
 from workflow.identity import lr_text, parse_lr
@@ -108,10 +108,6 @@ def slice_config(*keys, drop=()):
         head, _, tail = key.partition(".")
         out[head].pop(tail, None)
     return sorted_keys(out)
-
-
-def read_json(path):
-    return json.loads(Path(path).read_text())
 
 
 STUDIES = config["studies"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from workflow.stats import paired_tests, tost
-from workflow.summary import TEST_COLUMNS, stat_row, status_counts
+from workflow.summary import TEST_COLUMNS, endpoints, stat_row, status_counts
 
 
 def ok_rows(comparisons: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -127,11 +127,7 @@ def noise_floor_table(
         raise ValueError(f"the square needs order and same-order pairs, got {list(pairs)}")
     rows = []
     for match in matches.itertuples(index=False):
-        endpoints = (
-            ("matched", match.matched_update if match.status == "matched" else None),
-            (f"common_{common_endpoint}", common_endpoint),
-        )
-        for endpoint, update in endpoints:
+        for endpoint, update in endpoints(match, common_endpoint):
             row = {"seed": match.seed, "endpoint": endpoint, "update": update}
             diverged = match.status == "diverged" or any(
                 (t.loc[t["seed"] == match.seed, "pair_status"] != "ok").any()

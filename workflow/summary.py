@@ -39,6 +39,13 @@ DESCRIBED = (
 TEST_COLUMNS = ("t", "p_t", "p_wilcoxon", "wilcoxon_method", "n_pos", "n_neg", "n_zero", "d_z")
 
 
+def endpoints(match, common_endpoint: int) -> tuple[tuple[str, int | None], ...]:
+    """A seed's endpoints as (name, update): its matched checkpoint (None when unmatched or
+    diverged) and the common one. Every study that reads matches names them this way."""
+    matched = match.matched_update if match.status == "matched" else None
+    return (("matched", matched), (f"common_{common_endpoint}", common_endpoint))
+
+
 def endpoint_table(
     comparisons: pd.DataFrame, matches: pd.DataFrame, common_endpoint: int
 ) -> pd.DataFrame:
@@ -47,11 +54,7 @@ def endpoint_table(
     by_seed = comparisons.set_index(["seed", "update"]).sort_index()
     for match in matches.itertuples(index=False):
         seed = match.seed
-        endpoints = (
-            ("matched", match.matched_update if match.status == "matched" else None),
-            (f"common_{common_endpoint}", common_endpoint),
-        )
-        for endpoint, update in endpoints:
+        for endpoint, update in endpoints(match, common_endpoint):
             row = {"seed": seed, "endpoint": endpoint, "update": update}
             if match.status == "diverged":
                 row["status"] = "diverged"
