@@ -6,6 +6,9 @@ kept small so the whole module runs in a few seconds.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import inspect
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,9 +20,12 @@ import pytest
 from matplotlib.figure import Figure
 
 from workflow import figures
+from workflow.figures import Bootstrap
+from workflow.layers import LAYERS
+from workflow.provenance import library_files
 from workflow.stats import bootstrap_ci
 
-FAST = {"resamples": 200, "seed": 12345, "level": 0.95}
+FAST = Bootstrap(resamples=200, seed=12345, level=0.95)
 SEEDS = (101, 202, 303)
 UPDATES = (0, 250, 500, 1000, 2000)
 LONG_UPDATES = (0, 1000, 10_000, 25_000, 50_000)
@@ -50,7 +56,7 @@ def _per_seed_cka() -> pd.DataFrame:
     for endpoint in ENDPOINTS:
         for s in SEEDS:
             row = {"seed": s, "endpoint": endpoint, "status": "ok", "h_repr": 0.1 * rng.random()}
-            for layer in figures.CKA_LAYERS:
+            for layer in LAYERS:
                 row[f"cka_{layer}"] = 0.8 + 0.2 * rng.random()
             rows.append(row)
     # An unmatched seed must be excluded (its values would otherwise pull the mean).
@@ -123,38 +129,38 @@ def _blank(frame: pd.DataFrame, columns: list[str], empty: bool) -> pd.DataFrame
 @_builder("h_repr_trajectories")
 def _h(empty: bool) -> Figure:
     return figures.h_repr_trajectories(
-        _blank(_comparisons(), ["h_repr"], empty), title="main", **FAST
+        _blank(_comparisons(), ["h_repr"], empty), FAST, title="main"
     )
 
 
 @_builder("behaviour_trajectories")
 def _b(empty: bool) -> Figure:
     frame = _blank(_comparisons(), ["acc_gap_pp", "disagreement_pct"], empty)
-    return figures.behaviour_trajectories(frame, **FAST)
+    return figures.behaviour_trajectories(frame, FAST)
 
 
 @_builder("layer_cka")
 def _l(empty: bool) -> Figure:
-    cols = [f"cka_{layer}" for layer in figures.CKA_LAYERS]
-    return figures.layer_cka(_blank(_per_seed_cka(), cols, empty), "matched", **FAST)
+    cols = [f"cka_{layer}" for layer in LAYERS]
+    return figures.layer_cka(_blank(_per_seed_cka(), cols, empty), "matched", FAST)
 
 
 @_builder("long_horizon")
 def _lh(empty: bool) -> Figure:
     frame = _blank(_comparisons(LONG_UPDATES), ["h_repr"], empty)
-    return figures.long_horizon(frame, **FAST)
+    return figures.long_horizon(frame, FAST)
 
 
 @_builder("probe_differences")
 def _p(empty: bool) -> Figure:
-    return figures.probe_differences(_blank(_probes(), ["diff_pp"], empty), 0.5, **FAST)
+    return figures.probe_differences(_blank(_probes(), ["diff_pp"], empty), 0.5, FAST)
 
 
 @_builder("activation_trajectories")
 def _a(empty: bool) -> Figure:
     relu = _blank(_comparisons(LONG_UPDATES, seed=4), ["h_repr"], empty)
     leaky = _blank(_comparisons(LONG_UPDATES, seed=5), ["h_repr"], empty)
-    return figures.activation_trajectories(relu, leaky, 0.045, **FAST)
+    return figures.activation_trajectories(relu, leaky, 0.045, FAST)
 
 
 @_builder("lr_search")
@@ -167,12 +173,12 @@ def _s(empty: bool) -> Figure:
 def _r(empty: bool) -> Figure:
     split = _blank(_per_seed_cka(), ["h_repr"], empty)
     rotated = _blank(_per_seed_cka().assign(h_repr=lambda f: f["h_repr"] + 0.05), ["h_repr"], empty)
-    return figures.rotated_vs_split(split, rotated, "10000", **FAST)
+    return figures.rotated_vs_split(split, rotated, "10000", FAST)
 
 
 @_builder("noise_floor")
 def _n(empty: bool) -> Figure:
-    return figures.noise_floor(_blank(_noise_table(), ["h_order", "h_floor"], empty), **FAST)
+    return figures.noise_floor(_blank(_noise_table(), ["h_order", "h_floor"], empty), FAST)
 
 
 def _texts(fig: Figure) -> list[str]:
@@ -210,15 +216,15 @@ def test_all_nan_input_draws_no_data(name: str) -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda f: figures.h_repr_trajectories(f, **FAST),
-        lambda f: figures.behaviour_trajectories(f, **FAST),
-        lambda f: figures.layer_cka(f, "matched", **FAST),
-        lambda f: figures.long_horizon(f, **FAST),
-        lambda f: figures.probe_differences(f, 0.5, **FAST),
-        lambda f: figures.activation_trajectories(f, f, 0.05, **FAST),
+        lambda f: figures.h_repr_trajectories(f, FAST),
+        lambda f: figures.behaviour_trajectories(f, FAST),
+        lambda f: figures.layer_cka(f, "matched", FAST),
+        lambda f: figures.long_horizon(f, FAST),
+        lambda f: figures.probe_differences(f, 0.5, FAST),
+        lambda f: figures.activation_trajectories(f, f, 0.05, FAST),
         lambda f: figures.lr_search(f, None),
-        lambda f: figures.rotated_vs_split(f, f, "matched", **FAST),
-        lambda f: figures.noise_floor(f, **FAST),
+        lambda f: figures.rotated_vs_split(f, f, "matched", FAST),
+        lambda f: figures.noise_floor(f, FAST),
     ],
 )
 def test_columnless_empty_frame_draws_no_data(call: Callable[[pd.DataFrame], Figure]) -> None:
@@ -228,13 +234,13 @@ def test_columnless_empty_frame_draws_no_data(call: Callable[[pd.DataFrame], Fig
 
 def test_missing_columns_raise_when_data_present() -> None:
     with pytest.raises(ValueError, match="missing column"):
-        figures.h_repr_trajectories(_comparisons().drop(columns="h_repr"), **FAST)
+        figures.h_repr_trajectories(_comparisons().drop(columns="h_repr"), FAST)
 
 
 def test_duplicate_seed_rows_raise() -> None:
     frame = _comparisons()
     with pytest.raises(ValueError, match="one row per"):
-        figures.h_repr_trajectories(pd.concat([frame, frame.iloc[:1]]), **FAST)
+        figures.h_repr_trajectories(pd.concat([frame, frame.iloc[:1]]), FAST)
 
 
 def test_save_figure_writes_png_and_pdf_atomically(tmp_path: Path) -> None:
@@ -264,7 +270,7 @@ def test_mean_ci_by_matches_bootstrap_ci_golden() -> None:
     frame = _comparisons()
     frame.loc[(frame["seed"] == 202) & (frame["update"] == 500), "h_repr"] = np.nan
     frame.loc[frame["update"] == 2000, "h_repr"] = np.nan
-    out = figures.mean_ci_by(frame, "update", "h_repr", **FAST)
+    out = figures.mean_ci_by(frame, "update", "h_repr", FAST)
     assert list(out.columns[:5]) == ["update", "mean", "ci_low", "ci_high", "n"]
     assert out["update"].tolist() == list(UPDATES)
     for _, row in out.iterrows():
@@ -275,7 +281,7 @@ def test_mean_ci_by_matches_bootstrap_ci_golden() -> None:
         if finite.size == 0:
             assert np.isnan(row["mean"]) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
             continue
-        low, high = bootstrap_ci(finite, **FAST)
+        low, high = bootstrap_ci(finite, resamples=FAST.resamples, seed=FAST.seed, level=FAST.level)
         assert row["mean"] == pytest.approx(finite.mean(), abs=1e-15)
         assert (row["ci_low"], row["ci_high"]) == (low, high)
     assert out.loc[out["update"] == 500, "n"].item() == 2
@@ -284,14 +290,14 @@ def test_mean_ci_by_matches_bootstrap_ci_golden() -> None:
 
 def test_mean_ci_by_passes_resampling_settings_through() -> None:
     frame = _comparisons()
-    wide = figures.mean_ci_by(frame, "update", "h_repr", resamples=200, seed=1, level=0.99)
-    narrow = figures.mean_ci_by(frame, "update", "h_repr", resamples=200, seed=1, level=0.5)
+    wide = figures.mean_ci_by(frame, "update", "h_repr", Bootstrap(200, 1, 0.99))
+    narrow = figures.mean_ci_by(frame, "update", "h_repr", Bootstrap(200, 1, 0.5))
     assert ((wide["ci_high"] - wide["ci_low"]) >= (narrow["ci_high"] - narrow["ci_low"])).all()
     assert ((wide["ci_high"] - wide["ci_low"]) > (narrow["ci_high"] - narrow["ci_low"])).any()
 
 
 def test_mean_ci_by_empty() -> None:
-    out = figures.mean_ci_by(pd.DataFrame(), "update", "h_repr", **FAST)
+    out = figures.mean_ci_by(pd.DataFrame(), "update", "h_repr", FAST)
     assert out.empty
     assert list(out.columns[:5]) == ["update", "mean", "ci_low", "ci_high", "n"]
 
@@ -306,9 +312,9 @@ def _band_and_mean(fig: Figure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def test_h_repr_band_contains_mean_and_matches_helper() -> None:
     frame = _comparisons()
-    fig = figures.h_repr_trajectories(frame, **FAST)
+    fig = figures.h_repr_trajectories(frame, FAST)
     verts, xs, ys = _band_and_mean(fig)
-    expected = figures.mean_ci_by(frame, "update", "h_repr", **FAST)
+    expected = figures.mean_ci_by(frame, "update", "h_repr", FAST)
     np.testing.assert_array_equal(xs, expected["update"].to_numpy(float))
     np.testing.assert_allclose(ys, expected["mean"].to_numpy(float))
     for x, y, lo, hi in zip(xs, ys, expected["ci_low"], expected["ci_high"], strict=True):
@@ -323,23 +329,23 @@ def test_h_repr_band_contains_mean_and_matches_helper() -> None:
 
 
 def test_long_horizon_uses_symlog_and_marks() -> None:
-    fig = figures.long_horizon(_comparisons(LONG_UPDATES), **FAST)
+    fig = figures.long_horizon(_comparisons(LONG_UPDATES), FAST)
     ax = fig.axes[0]
     assert ax.get_xscale() == "symlog"
     assert {"10k", "25k", "50k"} <= set(_texts(fig))
-    short = figures.h_repr_trajectories(_comparisons(), **FAST)
+    short = figures.h_repr_trajectories(_comparisons(), FAST)
     assert short.axes[0].get_xscale() == "linear"
-    long = figures.h_repr_trajectories(_comparisons(LONG_UPDATES), **FAST)
+    long = figures.h_repr_trajectories(_comparisons(LONG_UPDATES), FAST)
     assert long.axes[0].get_xscale() == "symlog"
 
 
 def test_layer_cka_excludes_non_ok_rows_and_reports_n() -> None:
-    fig = figures.layer_cka(_per_seed_cka(), "matched", **FAST)
+    fig = figures.layer_cka(_per_seed_cka(), "matched", FAST)
     ax = fig.axes[0]
     assert "n = 3 seeds" in ax.get_title()
     assert "1 excluded" in ax.get_title()
     (points,) = [c for c in ax.collections if c.get_gid() == "seed"]
-    assert len(points.get_offsets()) == len(SEEDS) * len(figures.CKA_LAYERS)
+    assert len(points.get_offsets()) == len(SEEDS) * len(LAYERS)
 
 
 def test_lr_search_marks_diverged_and_selected() -> None:
@@ -369,3 +375,68 @@ def test_module_does_not_import_torch_snakemake_or_pyplot() -> None:
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
+
+
+FIGURE_FUNCTIONS = [
+    figures.h_repr_trajectories,
+    figures.behaviour_trajectories,
+    figures.layer_cka,
+    figures.long_horizon,
+    figures.probe_differences,
+    figures.activation_trajectories,
+    figures.rotated_vs_split,
+    figures.noise_floor,
+]
+PACKAGE_FILES = sorted((Path(__file__).resolve().parents[1] / "workflow" / "figures").glob("*.py"))
+
+
+def test_bootstrap_from_config_reads_the_statistics_section() -> None:
+    statistics = {
+        "bootstrap_resamples": 321,
+        "bootstrap_seed": 9,
+        "ci_level": 0.9,
+        "common_endpoint": 100,
+    }
+    bootstrap = Bootstrap.from_config(statistics)
+    assert bootstrap == Bootstrap(resamples=321, seed=9, level=0.9)
+    assert bootstrap.label == "90% CI"
+    assert bootstrap.ci([1.0, 2.0, 4.0]) == bootstrap_ci([1.0, 2.0, 4.0], 321, 9, 0.9)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        bootstrap.level = 0.5  # type: ignore[misc]
+    with pytest.raises(KeyError):
+        Bootstrap.from_config({"bootstrap_resamples": 321, "bootstrap_seed": 9})
+
+
+@pytest.mark.parametrize("bad", [{"resamples": 0}, {"level": 1.0}, {"level": 0.0}])
+def test_bootstrap_rejects_impossible_settings(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        Bootstrap(**{"resamples": 10, "seed": 1, "level": 0.9, **bad})
+
+
+@pytest.mark.parametrize("func", [*FIGURE_FUNCTIONS, figures.mean_ci_by], ids=lambda f: f.__name__)
+def test_statistics_come_only_from_the_bootstrap_argument(func: Callable) -> None:
+    """No figure carries its own resamples, seed or level: a Bootstrap is required."""
+    params = inspect.signature(func).parameters
+    assert not {"resamples", "seed", "level"} & set(params)
+    assert params["bootstrap"].default is inspect.Parameter.empty
+
+
+def test_lr_search_draws_no_ci_and_takes_no_statistics() -> None:
+    assert "bootstrap" not in inspect.signature(figures.lr_search).parameters
+
+
+@pytest.mark.parametrize("path", PACKAGE_FILES, ids=lambda p: p.name)
+def test_package_imports_no_snakemake_torch_or_pyplot(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    # Relative imports would hide a module from the adapter's code hash (workflow.provenance).
+    assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
+    assert not {n for n in names if n.split(".")[0] in ("snakemake", "torch")}
+    assert "matplotlib.pyplot" not in names
+
+
+def test_adapter_code_hash_covers_every_figure_module() -> None:
+    root = Path(__file__).resolve().parents[1]
+    hashed = set(library_files(root / "workflow" / "scripts" / "plot_figure.py"))
+    assert set(PACKAGE_FILES) <= hashed

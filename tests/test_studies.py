@@ -597,7 +597,7 @@ def test_probe_figure_plots_one_row_per_seed_and_budget() -> None:
     from workflow import figures
 
     per_seed = _probe_per_seed()
-    fig = figures.probe_differences(per_seed, 0.5, resamples=200, seed=1, level=0.95)
+    fig = figures.probe_differences(per_seed, 0.5, figures.Bootstrap(200, 1, 0.95))
     (points,) = [c for c in fig.axes[0].collections if c.get_gid() == "seed"]
     offsets = points.get_offsets()
     assert len(offsets) == 4 * 3

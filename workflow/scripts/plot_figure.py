@@ -11,11 +11,7 @@ from workflow.joblog import job_log
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 stats = smk.params.config["statistics"]
-ci = {
-    "resamples": stats["bootstrap_resamples"],
-    "seed": stats["bootstrap_seed"],
-    "level": stats["ci_level"],
-}
+bootstrap = figures.Bootstrap.from_config(stats)
 endpoint = f"common_{stats['common_endpoint']}"
 
 
@@ -46,25 +42,27 @@ def activation():
     lr = read_json(smk.input.selection)["lr"]
     if lr is None:
         empty = pd.DataFrame(columns=["seed", "update", "h_repr"])
-        return figures.activation_trajectories(empty, empty, float("nan"), **ci)
+        return figures.activation_trajectories(empty, empty, float("nan"), bootstrap)
     relu = ok(comparisons("relu_base", "relu_extended"))
     leaky = ok(comparisons("leaky_relu_base", "leaky_relu_extended"))
-    return figures.activation_trajectories(relu, leaky, lr, **ci)
+    return figures.activation_trajectories(relu, leaky, lr, bootstrap)
 
 
 DRAW = {
-    "main_h_repr": lambda: figures.h_repr_trajectories(ok(comparisons("comparisons")), **ci),
-    "main_behaviour": lambda: figures.behaviour_trajectories(ok(comparisons("comparisons")), **ci),
-    "main_layer_cka": lambda: figures.layer_cka(table("per_seed"), "matched", **ci),
-    "long_horizon": lambda: figures.long_horizon(ok(comparisons("comparisons")), **ci),
+    "main_h_repr": lambda: figures.h_repr_trajectories(ok(comparisons("comparisons")), bootstrap),
+    "main_behaviour": lambda: figures.behaviour_trajectories(
+        ok(comparisons("comparisons")), bootstrap
+    ),
+    "main_layer_cka": lambda: figures.layer_cka(table("per_seed"), "matched", bootstrap),
+    "long_horizon": lambda: figures.long_horizon(ok(comparisons("comparisons")), bootstrap),
     "probe_differences": lambda: figures.probe_differences(
-        table("per_seed"), smk.params.config["margin_pp"], **ci
+        table("per_seed"), smk.params.config["margin_pp"], bootstrap
     ),
     "lr_search": lr_search,
     "rotated_vs_split": lambda: figures.rotated_vs_split(
-        table("split"), table("rotated"), endpoint, **ci
+        table("split"), table("rotated"), endpoint, bootstrap
     ),
-    "noise_floor": lambda: figures.noise_floor(table("per_seed"), **ci),
+    "noise_floor": lambda: figures.noise_floor(table("per_seed"), bootstrap),
     "activation": activation,
 }
 
