@@ -24,6 +24,8 @@ SEGMENTS = {
     "base": config["training"]["checkpoints"],
     "extended": config["training"]["extended_checkpoints"],
 }
+# For the readers of base comparisons only: a new long-horizon checkpoint reruns none of them.
+BASE_SEGMENT = {"base": SEGMENTS["base"]}
 # A run's identity as a path; results/, logs/ and benchmarks/ mirror it. The lr is written
 # losslessly (workflow.identity.lr_text: 0.05 -> "0.05", 0.05000001 -> "0.05000001").
 GROUP_ID = "runs/protocol~{protocol}/act~{act}/lr~{lr}/optim~{optim}/stream~{stream}"

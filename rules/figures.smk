@@ -24,9 +24,22 @@ FIGURE_INPUTS = {
     "noise_floor": {"per_seed": rules.summarize_noise_floor.output.per_seed},
 }
 
+# Each figure's params hold only what it draws from, so that a setting reruns only the
+# figures that use it (the TOST margin only the probe figure, the long-horizon checkpoints only
+# the figures of the extended segment).
+STATISTICS = {"statistics": config["statistics"]}
 FIGURE_PARAMS = {
-    "statistics": config["statistics"],
-    "margin_pp": config["studies"]["probes"]["tost_margin_pp"],
+    "main_h_repr": (STATISTICS, BASE_SEGMENT),
+    "main_behaviour": (STATISTICS, BASE_SEGMENT),
+    "main_layer_cka": (STATISTICS, {}),
+    "long_horizon": (STATISTICS, SEGMENTS),
+    "probe_differences": (
+        {**STATISTICS, "margin_pp": config["studies"]["probes"]["tost_margin_pp"]},
+        {},
+    ),
+    "lr_search": ({}, {}),
+    "rotated_vs_split": (STATISTICS, {}),
+    "noise_floor": (STATISTICS, {}),
 }
 
 for name, inputs in FIGURE_INPUTS.items():
@@ -49,8 +62,8 @@ for name, inputs in FIGURE_INPUTS.items():
             "../envs/histres.yaml"
         params:
             figure=name,
-            config=sorted_keys(FIGURE_PARAMS),
-            segments=SEGMENTS,
+            config=sorted_keys(FIGURE_PARAMS[name][0]),
+            segments=FIGURE_PARAMS[name][1],
             code=code("plot_figure"),
         script:
             adapter("plot_figure")
@@ -73,7 +86,7 @@ rule plot_activation:
         "../envs/histres.yaml"
     params:
         figure="activation",
-        config=sorted_keys(FIGURE_PARAMS),
+        config=sorted_keys(STATISTICS),
         segments=SEGMENTS,
         code=code("plot_figure"),
     script:

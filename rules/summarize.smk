@@ -14,7 +14,7 @@ rule select_matches:
         "../envs/histres.yaml"
     params:
         config=slice_config("matching"),
-        segments=SEGMENTS,
+        segments=BASE_SEGMENT,
         code=code("select_matches"),
     script:
         adapter("select_matches")
@@ -41,7 +41,7 @@ rule summarize_pairs:
         "../envs/histres.yaml"
     params:
         config=STATISTICS,
-        segments=SEGMENTS,
+        segments=BASE_SEGMENT,
         code=code("summarize_pairs"),
     script:
         adapter("summarize_pairs")
@@ -115,7 +115,7 @@ rule summarize_noise_floor:
     params:
         pairs=list(noise_floor_pairs()),
         config=STATISTICS,
-        segments=SEGMENTS,
+        segments=BASE_SEGMENT,
         code=code("summarize_noise_floor"),
     script:
         adapter("summarize_noise_floor")

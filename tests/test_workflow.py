@@ -393,6 +393,22 @@ def test_a_new_long_horizon_checkpoint_reruns_only_the_extensions(smoke_run):
     assert jobs["extend_history"] == 2 * 2 + 2 * 2  # long (main runs) and LeakyReLU
     assert not {rule for rule in jobs if rule.startswith(("train", "trace", "dump_repr"))}, jobs
     assert "compare_orders_base" not in jobs
+    # Nor the readers of base comparisons only: matching, the pair summaries, their figures.
+    base_readers = {
+        "select_matches",
+        "summarize_pairs",
+        "summarize_noise_floor",
+        "plot_main_h_repr",
+    }
+    assert not base_readers & set(jobs), jobs
+
+
+def test_a_new_tost_margin_reruns_only_the_probe_summary_and_figure(smoke_run):
+    def change(config):
+        config["studies"]["probes"]["tost_margin_pp"] = 0.75
+
+    jobs = _dry_run_with(smoke_run, "margin", change)
+    assert set(jobs) - {"all"} == {"summarize_probes", "plot_probe_differences"}, jobs
 
 
 def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):

@@ -10,9 +10,10 @@ from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
-stats = smk.params.config["statistics"]
-bootstrap = figures.Bootstrap.from_config(stats)
-endpoint = f"common_{stats['common_endpoint']}"
+# A figure's params hold only the settings it draws from (rules/figures.smk): none for lr_search.
+stats = smk.params.config.get("statistics")
+bootstrap = figures.Bootstrap.from_config(stats) if stats else None
+endpoint = f"common_{stats['common_endpoint']}" if stats else None
 
 
 def table(name):
