@@ -385,6 +385,13 @@ def test_library_files_of_train_history() -> None:
     assert "workflow/compare.py" not in files
 
 
+def test_training_probes_does_not_hash_the_statistics() -> None:
+    # A change to the bootstrap or the tests must not retrain a probe.
+    files = _relative(provenance.library_files(SCRIPTS / "train_probes.py"))
+    assert "workflow/probes.py" in files
+    assert not {"workflow/stats.py", "workflow/studies.py", "workflow/summary.py"} & files
+
+
 def test_code_version_is_stable_hex() -> None:
     version = provenance.code_version(SCRIPTS / "compare_runs.py")
     assert re.fullmatch(r"[0-9a-f]{16}", version)

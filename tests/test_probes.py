@@ -23,11 +23,11 @@ from workflow.probes import (
     correct_count,
     draw_examples,
     frozen_features,
-    per_seed_differences,
     percent,
     probe_pair,
     train_head,
 )
+from workflow.studies import per_seed_differences
 
 torch.set_num_threads(1)
 

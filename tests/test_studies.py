@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workflow import probes, studies
+from workflow import studies
 from workflow.stats import describe, paired_tests, tost
 from workflow.studies import (
     activation_summary,
@@ -604,7 +604,3 @@ def test_probe_figure_plots_one_row_per_seed_and_budget() -> None:
     pooled = per_seed[per_seed["n_probe_seeds"] == 5]["diff_pp"]
     plotted_at_50 = sorted(y for x, y in offsets if 30 < x < 80)
     assert plotted_at_50 == sorted(pooled)
-
-
-def test_per_seed_differences_still_importable_from_probes() -> None:
-    assert probes.per_seed_differences is per_seed_differences

@@ -43,10 +43,7 @@ from torch import nn
 
 from workflow.artifacts import params_digest
 from workflow.model import HistoryNet
-from workflow.studies import (
-    PROBE_COLUMNS,
-    per_seed_differences,  # noqa: F401 (re-exported: probe results)
-)
+from workflow.probe_columns import PROBE_COLUMNS
 from workflow.train import model_state
 
 ORDERS = ("ABC", "BAC")

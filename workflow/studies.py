@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from workflow.probe_columns import PROBE_COLUMNS, PROBE_PER_SEED_COLUMNS  # noqa: F401
 from workflow.stats import paired_tests, tost
 from workflow.summary import TEST_COLUMNS, endpoints, stat_row, status_counts
 
@@ -240,20 +241,6 @@ def lr_search_table(candidates: list[float], traces: pd.DataFrame, selected: flo
     return pd.DataFrame(rows)
 
 
-# One probe seed's result for a seed's pair at one budget (written by workflow.probes, which
-# needs torch; defined here so that the torch-free stages read the same columns).
-PROBE_COLUMNS = [
-    "budget",
-    "probe_seed",
-    "correct_ABC",
-    "correct_BAC",
-    "n_test",
-    "acc_ABC",
-    "acc_BAC",
-    "diff_pp",
-]
-# The same, per seed, over a set of probe seeds.
-PROBE_PER_SEED_COLUMNS = ["seed", "budget", "probe_seeds", "n_probe_seeds", *PROBE_COLUMNS[2:]]
 PROBE_SUMMARY_COLUMNS = [
     "budget",
     "probe_seeds",
