@@ -63,6 +63,10 @@ CONFIG_CHANGES: list[tuple[str, Callable[[Config], None]]] = [
         "studies.probes.epochs + 1",
         lambda c: c["studies"]["probes"].update(epochs=c["studies"]["probes"]["epochs"] + 1),
     ),
+    (
+        "studies.probes.tost_margin_pp 0.75",
+        lambda c: c["studies"]["probes"].update(tost_margin_pp=0.75),
+    ),
     ("audit.seeds + 202", lambda c: c["audit"].update(seeds=[*c["audit"]["seeds"], 202])),
 ]
 
@@ -101,10 +105,30 @@ def planned_jobs(configfile: Path | str) -> dict[str, int]:
     return counts
 
 
+# Stages of the DAG, in order, by rule name prefix (the aggregate rule `all` is left out).
+STAGES = (
+    ("training", ("train_history", "extend_history", "trace_stability", "check_stability")),
+    ("dumps", ("dump_",)),
+    ("comparisons", ("compare_",)),
+    ("matching", ("select_matches",)),
+    ("lr selection", ("select_learning_rate",)),
+    ("probes", ("train_probes",)),
+    ("summaries", ("summarize_",)),
+    ("figures", ("plot_",)),
+    ("determinism audit", ("audit_",)),
+)
+
+
 def describe(jobs: dict[str, int]) -> str:
-    if not jobs:
-        return "nothing"
-    return ", ".join(f"{rule} {n}" for rule, n in sorted(jobs.items(), key=lambda kv: -kv[1]))
+    """Jobs per stage, e.g. "training 16, dumps 20, ..."; "nothing" when none."""
+    counts = {
+        stage: sum(n for rule, n in jobs.items() if rule.startswith(prefixes))
+        for stage, prefixes in STAGES
+    }
+    known = {p for _, prefixes in STAGES for p in prefixes}
+    other = sorted(r for r in jobs if r != "all" and not r.startswith(tuple(known)))
+    parts = [f"{stage} {n}" for stage, n in counts.items() if n] + other
+    return ", ".join(parts) or "nothing"
 
 
 def with_module_edit(paths: list[Path], edit: Callable[[str], str], configfile: Path) -> dict:
