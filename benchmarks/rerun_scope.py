@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import re
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from workflow.status import job_counts  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 Config = dict
@@ -96,13 +98,7 @@ def planned_jobs(configfile: Path | str) -> dict[str, int]:
     )
     if out.returncode:
         raise RuntimeError(f"dry run failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-    text = out.stdout + out.stderr
-    if "Job stats:" not in text:
-        return {}
-    table = text.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    counts = {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
-    counts.pop("total", None)
-    return counts
+    return job_counts(out.stdout + out.stderr)
 
 
 # Stages of the DAG, in order, by rule name prefix (the aggregate rule `all` is left out).

@@ -23,6 +23,7 @@ import torch
 import yaml
 
 from workflow.artifacts import load_checkpoint, save_checkpoint
+from workflow.status import job_counts as planned_jobs
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -52,16 +53,6 @@ def snakemake(workdir: Path, *args: str, timeout: int = 900) -> str:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-5000:]
     return output
-
-
-def planned_jobs(output: str) -> dict[str, int]:
-    """The 'Job stats' table of a dry run as {rule: count}; empty when nothing would run."""
-    if "Job stats:" not in output:
-        return {}
-    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    counts = dict(re.findall(r"^(\w+)\s+(\d+)\s*$", table, flags=re.MULTILINE))
-    counts.pop("total", None)
-    return {rule: int(n) for rule, n in counts.items()}
 
 
 MAIN_RUN = "results/runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0"
