@@ -509,14 +509,21 @@ def test_adopt_runs_keeps_training_across_a_refactor(smoke_run, tmp_path):
         adapter = work / "workflow/scripts" / script
         adapter.write_text(adapter.read_text() + "\n")
     smoke = ("-n", "--configfile", "config/smoke.yaml")
-    assert planned_jobs(snakemake(work, *smoke)).get("train_history")
+    jobs_before = planned_jobs(snakemake(work, *smoke))
+    assert jobs_before.get("train_history")
     venv = Path(sys.executable).parent.parent
     make = ["make", "-o", f"{venv}/installed", f"VENV={venv}", "adopt-runs"]
     subprocess.run([*make, "CONFIG=config/smoke.yaml"], cwd=work, check=True, capture_output=True)
     jobs = planned_jobs(snakemake(work, *smoke))
-    kept = ("train", "extend", "trace", "check_stability", "select_learning", "prepare")
+    kept = ("train_history", "extend_history", "trace_stability", "prepare")
     assert not {rule for rule in jobs if rule.startswith(kept)}, jobs
     assert jobs.get("dump_representations")
+    # Adopted runs keep Snakemake's record of their params: a training setting still retrains.
+    config = yaml.safe_load((work / "config/smoke.yaml").read_text())
+    config["training"]["momentum"] = 0.8
+    (work / "momentum.yaml").write_text(yaml.safe_dump(config))
+    retrain = planned_jobs(snakemake(work, "-n", "--configfile", "momentum.yaml"))
+    assert retrain.get("train_history") == jobs_before["train_history"], retrain
 
 
 def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):
