@@ -39,7 +39,11 @@ rule audit_determinism:
             order=config["audit"]["orders"],
         ),
     output:
-        audit="results/audit/determinism.csv",
+        audit=report(
+            "results/audit/determinism.csv",
+            caption="../workflow/report/audit.rst",
+            category="Determinism audit",
+        ),
     log:
         "logs/audit/determinism.log",
     localrule: True

@@ -30,7 +30,11 @@ rule summarize_pairs:
             caption="../workflow/report/summary.rst",
             category="Summaries",
         ),
-        per_seed="results/tables/{view}_per_seed.csv",
+        per_seed=report(
+            "results/tables/{view}_per_seed.csv",
+            caption="../workflow/report/per_seed.rst",
+            category="Per-seed tables",
+        ),
         provenance="results/summary/{view}.provenance.json",
     log:
         "logs/{view}/summarize_pairs.log",

@@ -340,6 +340,10 @@ def test_report_collects_figures_and_tables(smoke_run):
     html = (smoke_run / "results/report.html").read_text(errors="replace")
     assert "main_h_repr.png" in html
     assert "noise_floor.csv" in html
+    # The config's own values, not fixed text: its name, seeds and CI level.
+    assert "This report: config" in html and "smoke" in html
+    assert "main_per_seed.csv" in html and "determinism.csv" in html
+    assert "{{" not in html  # every template expression was filled in
 
 
 def test_a_figure_reruns_alone(smoke_run):
