@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from workflow.reference import load_config  # noqa: E402
 from workflow.status import job_counts  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -71,21 +72,6 @@ CONFIG_CHANGES: list[tuple[str, Callable[[Config], None]]] = [
     ),
     ("audit.seeds + 202", lambda c: c["audit"].update(seeds=[*c["audit"]["seeds"], 202])),
 ]
-
-
-def load_config(files: list[str]) -> Config:
-    config: Config = yaml.safe_load((REPO / "config.yaml").read_text())
-    for name in files:
-        _merge(config, yaml.safe_load((REPO / name).read_text()) or {})
-    return config
-
-
-def _merge(base: Config, update: Config) -> None:
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
 
 
 def planned_jobs(configfile: Path | str) -> dict[str, int]:
@@ -142,7 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", action="append", default=[])
     args = parser.parse_args()
-    config = load_config(args.configfile)
+    config = load_config([REPO / "config.yaml", *(REPO / name for name in args.configfile)])
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base.yaml"
