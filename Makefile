@@ -3,8 +3,11 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
+# Each config writes to results/<name>/ and logs/<name>/ (its `name:` key).
+NAME = $(shell awk '/^name:/ {print $$2; exit}' $(or $(CONFIG),config.yaml))
 
-.PHONY: smoke test test-slurm lint report full verify reference missing adopt-runs status
+.PHONY: smoke test test-slurm lint report full verify reference missing adopt-runs status \
+    migrate-results
 
 $(VENV)/installed: envs/requirements.txt envs/requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,12 +17,13 @@ $(VENV)/installed: envs/requirements.txt envs/requirements-dev.txt
 
 smoke: $(VENV)/installed
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml
-	$(BIN)/snakemake --configfile config/smoke.yaml --report results/report.html
-	@echo "Results: results/summary/*.csv (one per study), results/tables/, results/figures/,"
-	@echo "and all of them with captions in results/report.html"
+	$(BIN)/snakemake --configfile config/smoke.yaml --report results/smoke/report.html
+	@echo "Results: results/smoke/summary/*.csv (one per study), results/smoke/tables/,"
+	@echo "results/smoke/figures/, and all of them with captions in results/smoke/report.html"
 
+#   make report [CONFIG=config/smoke.yaml]
 report: $(VENV)/installed
-	$(BIN)/snakemake --report results/report.html
+	$(BIN)/snakemake --report results/$(NAME)/report.html $(if $(CONFIG),--configfile $(CONFIG))
 
 lint: $(VENV)/installed
 	$(BIN)/ruff check workflow tests benchmarks
@@ -35,17 +39,18 @@ test-slurm: $(VENV)/installed
 	bash tests/slurm/test_slurm.sh
 
 # The full study, study by study in the order the reference accumulates them (resumable: rerun
-# after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full.log.
-FULL_STEPS := main noise_floor pilot rotated probes long "activation lr_search"
+# after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full/make.log.
+FULL_STEPS := main noise_floor sensitivity pilot rotated probes long "activation lr_search"
+FULL_LOG := logs/full/make.log
 full: $(VENV)/installed
-	@mkdir -p logs
+	@mkdir -p logs/full
 	@for step in $(FULL_STEPS); do \
-	    targets=$$(for s in $$step; do printf 'results/summary/%s.csv ' $$s; done); \
-	    echo "== $$(date -u +%FT%TZ) $$targets" | tee -a logs/full.log; \
-	    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $$targets >> logs/full.log 2>&1 \
-	        || echo "== failed: $$targets (see logs/full.log)" | tee -a logs/full.log; \
+	    targets=$$(for s in $$step; do printf 'results/full/summary/%s.csv ' $$s; done); \
+	    echo "== $$(date -u +%FT%TZ) $$targets" | tee -a $(FULL_LOG); \
+	    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $$targets >> $(FULL_LOG) 2>&1 \
+	        || echo "== failed: $$targets (see $(FULL_LOG))" | tee -a $(FULL_LOG); \
 	done
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> logs/full.log 2>&1
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> $(FULL_LOG) 2>&1
 
 # Retrain the named seeds' runs and compare every checkpoint digest with reference/<config name>/:
 #   make verify SEEDS=101 [SCOPE=all] [CONFIG=config/smoke.yaml]
@@ -62,21 +67,20 @@ endif
 endif
 # The target comes before --configfile, which would take it for a second config file.
 verify: $(VENV)/installed
-	$(BIN)/snakemake --cores $(CORES) results/verify/$(SCOPE)/seeds~$(SEEDS).csv \
+	$(BIN)/snakemake --cores $(CORES) results/$(NAME)/verify/$(SCOPE)/seeds~$(SEEDS).csv \
 	    $(if $(CONFIG),--configfile $(CONFIG))
 
 # Write reference/<config name>/ from a finished (or partly finished) run, and for the full
-# config the README's results section from it:
-#   make reference [RESULTS=results BENCHMARKS=benchmarks] [CONFIG=config/smoke.yaml]
-RESULTS ?= results
-BENCHMARKS ?= benchmarks
+# config the README's results section from it (TREE: the work tree that ran it):
+#   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml]
+TREE ?= .
 reference: $(VENV)/installed
-	$(BIN)/python -m workflow.reference export --results $(RESULTS) --benchmarks $(BENCHMARKS) \
+	$(BIN)/python -m workflow.reference export --tree $(TREE) \
 	    $(if $(CONFIG),--configfile $(CONFIG))
 	$(if $(CONFIG),,$(BIN)/python -m workflow.headlines reference/full README.md)
 
 # Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
-#   make status [CONFIG=config/smoke.yaml] [TARGETS="results/summary/main.csv"]
+#   make status [CONFIG=config/smoke.yaml] [TARGETS="results/full/summary/main.csv"]
 status: $(VENV)/installed
 	@$(BIN)/python -m workflow.status --cores $(CORES) $(TARGETS) \
 	    $(if $(CONFIG),--configfile $(CONFIG))
@@ -93,8 +97,14 @@ missing: $(VENV)/installed
 # under the new code, recording their params and code hash as Snakemake does for a job it ran
 # (so a later config change still retrains), and makes their outputs newer than their inputs,
 # so that only the stages after training rerun. See README, "Reproducibility".
-TRAINING_TARGETS := find results/runs -type f \( -name run.json -o -name extension.json \) \
-    2>/dev/null; find results/activation/lr_search -type f -name 'order~*.json' 2>/dev/null
+TRAINING_TARGETS = find results/$(NAME)/runs -type f \( -name run.json -o -name extension.json \) \
+    2>/dev/null; find results/$(NAME)/activation/lr_search -type f -name 'order~*.json' 2>/dev/null
 adopt-runs: $(VENV)/installed
 	$(BIN)/snakemake $$($(TRAINING_TARGETS)) --touch --cores 1 \
 	    $(if $(CONFIG),--configfile $(CONFIG))
+
+# A tree of the layout before per-config folders and run variants (results/runs/...): move its
+# runs, logs, benchmarks and stability traces into results/<name>/ and logs/<name>/, then keep
+# the runs with `make adopt-runs`. Moves nothing if any target exists.
+migrate-results: $(VENV)/installed
+	$(BIN)/python -m workflow.migrate $(if $(CONFIG),--configfile $(CONFIG))

@@ -1,5 +1,5 @@
 # histres: does training history stay in a network's representations after its behaviour
-# has converged? The protocol is in README.md; every number of it is in config.yaml.
+# has converged? The protocol is in docs/protocol.md; every number of it is in config.yaml.
 
 
 from snakemake.utils import min_version
@@ -18,6 +18,7 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     protocol="class_split|rotated",
+    variant="|".join(VARIANTS),
     act="relu|leaky_relu",
     lr=r"[0-9.e+-]+",
     optim="reset|preserve",
@@ -36,9 +37,11 @@ include: "rules/compare.smk"
 include: "rules/summarize.smk"
 include: "rules/activation.smk"
 include: "rules/probes.smk"
+include: "rules/sensitivity.smk"
 include: "rules/figures.smk"
 include: "rules/audit.smk"
 include: "rules/verify.smk"
+include: "rules/describe.smk"
 
 
 SUMMARIES = [
@@ -50,11 +53,13 @@ SUMMARIES = [
     "lr_search",
     "rotated",
     "noise_floor",
+    "sensitivity",
 ]
 
 
 rule all:
     input:
-        expand("results/summary/{study}.csv", study=SUMMARIES),
-        expand("results/figures/{name}.{ext}", name=FIGURES, ext=["png", "pdf"]),
-        "results/audit/determinism.csv",
+        expand(f"{RESULTS}/summary/{{study}}.csv", study=SUMMARIES),
+        expand(f"{RESULTS}/figures/{{name}}.{{ext}}", name=FIGURES, ext=["png", "pdf"]),
+        f"{RESULTS}/audit/determinism.csv",
+        rules.describe_config.output.about,

@@ -40,7 +40,7 @@ workdir() {
     local dir="$WORK/$1"
     mkdir -p "$dir"
     tar -C "$REPO" --exclude=./.whl --exclude=./results --exclude=./.snakemake \
-        --exclude=./benchmarks/runs --exclude=./logs -cf - . | tar -C "$dir" -xf -
+        --exclude=./logs -cf - . | tar -C "$dir" -xf -
     echo "$dir"
 }
 
@@ -49,14 +49,14 @@ cpu=$(workdir cpu)
 capped=$(workdir cpu-avx2)
 gpu1=$(workdir gpu1)
 gpu2=$(workdir gpu2)
-VERIFY=results/verify/all/seeds~101,202.csv
+VERIFY=results/smoke/verify/all/seeds~101,202.csv
 say "1. CPU verification against reference/smoke; 2. small config twice on the GPU"
 (cd "$cpu" && timeout 330 $PY -m snakemake --scheduler greedy --keep-going --cores 3 "$VERIFY" --configfile config/smoke.yaml >verify.log 2>&1) &
 (cd "$capped" && ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
     timeout 330 $PY -m snakemake --scheduler greedy --keep-going --cores 3 "$VERIFY" --configfile config/smoke.yaml >verify.log 2>&1) &
 for dir in "$gpu1" "$gpu2"; do
     (cd "$dir" && timeout 330 $PY -m snakemake --scheduler greedy --keep-going --cores 4 \
-        --configfile config/smoke.yaml config/cuda.yaml --config name=smoke-cuda \
+        --configfile config/smoke.yaml config/cuda.yaml \
         >smoke.log 2>&1) &
 done
 wait
@@ -115,7 +115,7 @@ if [ "$budget" -gt 60 ]; then
     say "4. full config, main study, on the GPU for at most $budget s"
     full=$(workdir full)
     (cd "$full" && timeout "$budget" $PY -m snakemake --scheduler greedy --keep-going \
-        --cores "$(nproc)" results/summary/main.csv --configfile config/cuda.yaml >full.log 2>&1)
+        --cores "$(nproc)" results/cuda/summary/main.csv --configfile config/cuda.yaml >full.log 2>&1)
     say "main study: exit $? ; $(grep -c 'Finished job' "$full/full.log") jobs finished"
     tail -3 "$full/full.log"
     cp "$full/full.log" "$OUT/pack/full-cuda.log"

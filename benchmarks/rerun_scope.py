@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from workflow.reference import load_config  # noqa: E402
+from workflow.config import load_config  # noqa: E402
 from workflow.status import job_counts  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

@@ -244,15 +244,15 @@ def dag_overhead(cores: int) -> dict:
         wall = time.perf_counter() - start
         training = 0.0
         records = [
-            *work.glob("results/runs/**/run.json"),
-            *work.glob("results/runs/**/extension.json"),
+            *work.glob("results/smoke/runs/**/run.json"),
+            *work.glob("results/smoke/runs/**/extension.json"),
         ]
         for path in records:
             training += sum(p["seconds"] for p in json.loads(path.read_text())["phases"])
         # Job wall times of the rules with a benchmark file, by kind of job.
         job_seconds = {"training": 0.0, "dump": 0.0, "other timed": 0.0}
-        for path in work.glob("benchmarks/**/*.tsv"):
-            kind = path.stem.split("_")[0]
+        for path in work.glob("logs/smoke/**/*.benchmark.tsv"):
+            kind = path.name.split("_")[0]
             kind = {"train": "training", "extend": "training", "dump": "dump"}.get(
                 kind, "other timed"
             )

@@ -6,14 +6,15 @@
 checkpoint check_stability:
     input:
         traces=expand(
-            "results/activation/lr_search/lr~{{lr}}/seed~{seed}/order~{order}.json",
+            rules.trace_stability.output.trace,
             seed=ACTIVATION["seeds"],
             order=ORDERS,
+            allow_missing=True,
         ),
     output:
-        verdict="results/activation/lr_search/lr~{lr}.json",
+        verdict=f"{RESULTS}/activation/lr_search/lr~{{lr}}.json",
     log:
-        "logs/activation/lr_search/lr~{lr}.log",
+        f"{LOGS}/activation/lr_search/lr~{{lr}}.log",
     localrule: True
     conda:
         "../envs/histres.yaml"
@@ -27,14 +28,14 @@ checkpoint select_learning_rate:
     input:
         verdicts=tried_candidates,
     output:
-        selection="results/activation/selected_lr.json",
+        selection=f"{RESULTS}/activation/selected_lr.json",
         table=report(
-            "results/summary/lr_search.csv",
+            f"{RESULTS}/summary/lr_search.csv",
             caption="../workflow/report/lr_search.rst",
             category="Summaries",
         ),
     log:
-        "logs/activation/select_learning_rate.log",
+        f"{LOGS}/activation/select_learning_rate.log",
     localrule: True
     conda:
         "../envs/histres.yaml"
@@ -53,13 +54,13 @@ rule summarize_activation:
         checkpoints=activation_checkpoints,
     output:
         summary=report(
-            "results/summary/activation.csv",
+            f"{RESULTS}/summary/activation.csv",
             caption="../workflow/report/activation.rst",
             category="Summaries",
         ),
-        audit="results/tables/activation_audit.csv",
+        audit=f"{RESULTS}/tables/activation_audit.csv",
     log:
-        "logs/activation/summarize_activation.log",
+        f"{LOGS}/activation/summarize_activation.log",
     localrule: True
     conda:
         "../envs/histres.yaml"

@@ -12,18 +12,18 @@ rule audit_run:
             allow_missing=True,
         ),
     output:
-        audit=f"results/audit/{RUN_ID}.csv",
+        audit=f"{RESULTS}/audit/{RUN_ID}.csv",
     log:
-        f"logs/audit/{RUN_ID}.log",
+        f"{LOGS}/audit/{RUN_ID}.log",
     benchmark:
-        f"benchmarks/audit/{RUN_ID}.tsv"
+        f"{LOGS}/audit/{RUN_ID}.benchmark.tsv"
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
     params:
-        config=TRAINING_CONFIG,
+        config=run_training_config,
         updates=SEGMENTS["base"],
         code=code("audit_run"),
     script:
@@ -33,19 +33,19 @@ rule audit_run:
 rule audit_determinism:
     input:
         expand(
-            f"results/audit/{RUN_ID}.csv",
-            **group(),
+            f"{RESULTS}/audit/{RUN_ID}.csv",
+            **run_group(),
             seed=config["audit"]["seeds"],
             order=config["audit"]["orders"],
         ),
     output:
         audit=report(
-            "results/audit/determinism.csv",
+            f"{RESULTS}/audit/determinism.csv",
             caption="../workflow/report/audit.rst",
             category="Determinism audit",
         ),
     log:
-        "logs/audit/determinism.log",
+        f"{LOGS}/audit/determinism.log",
     localrule: True
     conda:
         "../envs/histres.yaml"

@@ -4,10 +4,10 @@ from functools import partial
 from pathlib import Path
 
 from workflow.artifacts import read_json
-from workflow.config import validate_config
+from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
 from workflow.heap import HEAP_ENVIRONMENT
-from workflow.identity import lr_text, parse_lr
-from workflow.provenance import code_version
+from workflow.identity import RunId, lr_text
+from workflow.provenance import code_version, workflow_version
 
 # Every job inherits these before its Python starts (see workflow.heap).
 for key, value in HEAP_ENVIRONMENT.items():
@@ -16,8 +16,14 @@ for key, value in HEAP_ENVIRONMENT.items():
 # Stops before any job, naming the offending key.
 validate_config(config)
 
+# Each config writes to its own roots (its `name`), so results of the small and the full config
+# live side by side; a rule's benchmark TSV sits beside its log.
+RESULTS = f"results/{config['name']}"
+LOGS = f"logs/{config['name']}"
 STUDIES = config["studies"]
 ACTIVATION = STUDIES["activation"]
+SENSITIVITY = STUDIES["sensitivity"]
+VARIANTS = [DEFAULT_VARIANT, *config["variants"]]
 
 ORDERS = ["ABC", "BAC"]
 SEGMENTS = {
@@ -26,12 +32,14 @@ SEGMENTS = {
 }
 # For the readers of base comparisons only: a new long-horizon checkpoint reruns none of them.
 BASE_SEGMENT = {"base": SEGMENTS["base"]}
-# A run's identity as a path; results/, logs/ and benchmarks/ mirror it. The lr is written
+# A run's identity as a path; the results and the logs mirror it. The lr is written
 # losslessly (workflow.identity.lr_text: 0.05 -> "0.05", 0.05000001 -> "0.05000001").
-GROUP_ID = "runs/protocol~{protocol}/act~{act}/lr~{lr}/optim~{optim}/stream~{stream}"
+# The variant (`variants:` in the config) follows the protocol; the protocol as written is
+# variant~default.
+GROUP_ID = "runs/protocol~{protocol}/variant~{variant}/act~{act}/lr~{lr}/optim~{optim}/stream~{stream}"
 RUN_ID = f"{GROUP_ID}/seed~{{seed}}/order~{{order}}"
-GROUP = f"results/{GROUP_ID}"
-RUN = f"results/{RUN_ID}"
+GROUP = f"{RESULTS}/{GROUP_ID}"
+RUN = f"{RESULTS}/{RUN_ID}"
 
 
 def adapter(name):
@@ -61,28 +69,32 @@ def device_checked():
     return ancient(expand(rules.check_device.output.report, device=device)[0])
 
 
-def group(**changes):
-    """The main protocol's run group, with the given identity fields changed."""
+def run_group(**changes):
+    """The main protocol's run group, with the given identity fields changed; a variant's
+    group takes its activation, rate and optimizer policy from the variant's config."""
+    variant = changes.get("variant", DEFAULT_VARIANT)
+    source = variant_config(config, variant)
     base = {
         "protocol": "class_split",
-        "act": config["model"]["activation"],
-        "lr": lr_text(config["training"]["lr"]),
-        "optim": config["training"]["optimizer_at_common"],
+        "variant": variant,
+        "act": source["model"]["activation"],
+        "lr": lr_text(source["training"]["lr"]),
+        "optim": source["training"]["optimizer_at_common"],
         "stream": 0,
     }
     return {**base, **changes}
 
 
-def comparisons(run_group, seeds, segment, against_stream=None, order=None, other=None):
+def comparisons(runs, seeds, segment, against_stream=None, order=None, other=None):
     """Comparison CSVs: ABC vs BAC, or (``against_stream``) a run of ``order`` on that stream
     vs the stream-0 run of order ``other`` (the same order unless given)."""
     if against_stream is None:
         pattern = f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{{segment}}.csv"
-        return expand(pattern, **run_group, seed=seeds, segment=segment)
+        return expand(pattern, **runs, seed=seeds, segment=segment)
     pattern = f"{RUN}/vs_stream~0/order~{{other}}/{{segment}}.csv"
     return expand(
         pattern,
-        **{**run_group, "stream": against_stream},
+        **{**runs, "stream": against_stream},
         seed=seeds,
         order=order,
         other=other or order,
@@ -99,12 +111,13 @@ def sorted_keys(value):
     return value
 
 
-def slice_config(*keys, drop=()):
-    """The part of the config a job depends on (the named dotted keys, minus ``drop``)."""
+def slice_config(*keys, drop=(), source=config):
+    """The part of the config (or of ``source``, a variant's config) a job depends on: the
+    named dotted keys, minus ``drop``."""
     out = {}
     for key in keys:
         head, _, tail = key.partition(".")
-        value = config[head][tail] if tail else config[head]
+        value = source[head][tail] if tail else source[head]
         out.setdefault(head, {}).update({tail: value} if tail else value)
     for key in drop:
         head, _, tail = key.partition(".")
@@ -112,28 +125,41 @@ def slice_config(*keys, drop=()):
     return sorted_keys(out)
 
 
-STUDIES = config["studies"]
 STATISTICS = slice_config("statistics")
 # What a dump depends on; the comparisons check that every dump they read was made with it.
-DUMP_CONFIG = slice_config(
-    "data.digests",
-    "data.normalize",
-    "data.subset",
-    "tasks.probe_per_digit",
-    "model",
-    "training.torch_threads",
-    "training.device",
-    "evaluation",
-    drop=("model.activation",),
-)
-SUMMARY = "results/summary/{study}.csv"
-PER_SEED = "results/tables/{study}_per_seed.csv"
+DUMP_CONFIG = {
+    variant: slice_config(
+        "data.digests",
+        "data.normalize",
+        "data.subset",
+        "tasks.probe_per_digit",
+        "model",
+        "training.torch_threads",
+        "training.device",
+        "evaluation",
+        drop=("model.activation",),
+        source=variant_config(config, variant),
+    )
+    for variant in VARIANTS
+}
+
+
+def dump_config(wildcards):
+    return DUMP_CONFIG[wildcards.variant]
+
+
+SUMMARY = f"{RESULTS}/summary/{{study}}.csv"
+PER_SEED = f"{RESULTS}/tables/{{study}}_per_seed.csv"
 PAIR_VIEWS = {
-    "main": (group(), STUDIES["main"]["seeds"]),
-    "rotated": (group(protocol="rotated"), STUDIES["rotated"]["seeds"]),
+    "main": (run_group(), STUDIES["main"]["seeds"]),
+    "rotated": (run_group(protocol="rotated"), STUDIES["rotated"]["seeds"]),
     **{
-        f"pilot_{policy}": (group(optim=policy), STUDIES["pilot"]["seeds"])
+        f"pilot_{policy}": (run_group(optim=policy), STUDIES["pilot"]["seeds"])
         for policy in STUDIES["pilot"]["policies"]
+    },
+    **{
+        f"variant_{variant}": (run_group(variant=variant), SENSITIVITY["seeds"])
+        for variant in SENSITIVITY["variants"]
     },
 }
 
@@ -150,30 +176,22 @@ def run_record(segment, **fixed):
     return lambda w: expand(f"{RUN}/{name}", **{**dict(w), **fixed})
 
 
-def identity(wildcards, **fixed):
-    run = {**dict(wildcards), **fixed}
-    return {
-        "protocol": run["protocol"],
-        "act": run["act"],
-        "lr": parse_lr(run["lr"]),
-        "optim": run["optim"],
-        "stream": int(run["stream"]),
-        "seed": int(run["seed"]),
-        "order": run["order"],
-    }
+def run_identity(wildcards, **fixed):
+    """What a run's artifacts record and their readers expect (workflow.identity.RunId)."""
+    return RunId.from_wildcards(wildcards, **fixed).as_dict()
 
 
 # Views that are matched: the pair views, and the noise floor's stream-0 pairs, whose matched
 # checkpoint is the endpoint of every pair of its square.
 MATCH_VIEWS = {
     **PAIR_VIEWS,
-    "noise_floor": (group(), STUDIES["noise_floor"]["seeds"]),
+    "noise_floor": (run_group(), STUDIES["noise_floor"]["seeds"]),
 }
 
 
 def view_comparisons(wildcards):
-    run_group, seeds = MATCH_VIEWS[wildcards.view]
-    return comparisons(run_group, seeds, "base")
+    runs, seeds = MATCH_VIEWS[wildcards.view]
+    return comparisons(runs, seeds, "base")
 
 
 def tried_candidates(wildcards):
@@ -200,7 +218,7 @@ def activation_comparisons(wildcards):
         return {}
     return {
         f"{act}_{segment}": comparisons(
-            group(act=act, lr=lr_text(lr)), ACTIVATION["seeds"], segment
+            run_group(act=act, lr=lr_text(lr)), ACTIVATION["seeds"], segment
         )
         for act in ("relu", "leaky_relu")
         for segment in SEGMENTS
@@ -214,7 +232,7 @@ def activation_checkpoints(wildcards):
     updates = [*SEGMENTS["base"], *SEGMENTS["extended"]]
     return expand(
         f"{RUN}/checkpoints/update~{{update}}.npz",
-        **group(lr=lr_text(lr)) | {"act": ["relu", "leaky_relu"]},
+        **run_group(lr=lr_text(lr)) | {"act": ["relu", "leaky_relu"]},
         seed=ACTIVATION["seeds"],
         order=ORDERS,
         update=updates,
@@ -222,11 +240,11 @@ def activation_checkpoints(wildcards):
 
 
 def figure_rule_output(name):
-    return multiext(f"results/figures/{name}", ".png", ".pdf")
+    return multiext(f"{RESULTS}/figures/{name}", ".png", ".pdf")
 
 
-def pair_comparisons(run_group, seeds):
-    return comparisons(run_group, seeds, "base")
+def pair_comparisons(runs, seeds):
+    return comparisons(runs, seeds, "base")
 
 
 def stream0_run(wildcards):
@@ -253,11 +271,11 @@ def noise_floor_pairs():
     four order pairs and two same-order pairs; each pair's comparisons, by pair name."""
     seeds, replicate = STUDIES["noise_floor"]["seeds"], STUDIES["noise_floor"]["stream"]
     on_replicate = partial(
-        comparisons, group(), seeds, "base", against_stream=replicate
+        comparisons, run_group(), seeds, "base", against_stream=replicate
     )
     return {
-        "ABC_BAC": comparisons(group(), seeds, "base"),
-        "ABCr_BACr": comparisons(group(stream=replicate), seeds, "base"),
+        "ABC_BAC": comparisons(run_group(), seeds, "base"),
+        "ABCr_BACr": comparisons(run_group(stream=replicate), seeds, "base"),
         "ABC_BACr": on_replicate(order="BAC", other="ABC"),
         "ABCr_BAC": on_replicate(order="ABC", other="BAC"),
         "ABC_ABCr": on_replicate(order="ABC"),

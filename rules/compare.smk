@@ -21,15 +21,15 @@ for segment, updates in SEGMENTS.items():
             comparison=f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{segment}.csv",
             provenance=f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{segment}.provenance.json",
         log:
-            f"logs/{GROUP_ID}/seed~{{seed}}/ABC_vs_BAC/{segment}.log",
+            f"{LOGS}/{GROUP_ID}/seed~{{seed}}/ABC_vs_BAC/{segment}.log",
         conda:
             "../envs/histres.yaml"
         params:
-            first=lambda w: identity(w, order="ABC"),
-            second=lambda w: identity(w, order="BAC"),
+            first=lambda w: run_identity(w, order="ABC"),
+            second=lambda w: run_identity(w, order="BAC"),
             segment=segment,
             updates=updates,
-            dump_config=DUMP_CONFIG,
+            dump_config=dump_config,
             code=code("compare_runs"),
         script:
             adapter("compare_runs")
@@ -54,15 +54,15 @@ for segment, updates in SEGMENTS.items():
             comparison=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.csv",
             provenance=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.provenance.json",
         log:
-            f"logs/{RUN_ID}/vs_stream~0/order~{{other}}/{segment}.log",
+            f"{LOGS}/{RUN_ID}/vs_stream~0/order~{{other}}/{segment}.log",
         conda:
             "../envs/histres.yaml"
         params:
-            first=lambda w: identity(w, **first_run(w)),
-            second=lambda w: identity(w, **second_run(w)),
+            first=lambda w: run_identity(w, **first_run(w)),
+            second=lambda w: run_identity(w, **second_run(w)),
             segment=segment,
             updates=updates,
-            dump_config=DUMP_CONFIG,
+            dump_config=dump_config,
             code=code("compare_runs"),
         script:
             adapter("compare_runs")

@@ -23,16 +23,16 @@ for segment, updates in SEGMENTS.items():
                 allow_missing=True,
             ),
         log:
-            f"logs/{RUN_ID}/dump_{segment}_representations.log",
+            f"{LOGS}/{RUN_ID}/dump_{segment}_representations.log",
         benchmark:
-            f"benchmarks/{RUN_ID}/dump_{segment}_representations.tsv"
+            f"{LOGS}/{RUN_ID}/dump_{segment}_representations.benchmark.tsv"
         conda:
             "../envs/histres.yaml"
         threads: config["training"]["torch_threads"]
         resources:
             mem_mb=3000,
         params:
-            config=DUMP_CONFIG,
+            config=dump_config,
             updates=updates,
             code=code("dump_representations"),
         script:

@@ -1,18 +1,20 @@
 # One rule per figure; each is a target of its own:
-#   snakemake --cores 2 results/figures/<name>.pdf
+#   snakemake --cores 2 results/full/figures/<name>.pdf
 # All share one torch-free adapter that dispatches on the figure's name.
 
 
 FIGURE_INPUTS = {
-    "main_h_repr": {"comparisons": pair_comparisons(group(), STUDIES["main"]["seeds"])},
+    "main_h_repr": {
+        "comparisons": pair_comparisons(run_group(), STUDIES["main"]["seeds"])
+    },
     "main_behaviour": {
-        "comparisons": pair_comparisons(group(), STUDIES["main"]["seeds"])
+        "comparisons": pair_comparisons(run_group(), STUDIES["main"]["seeds"])
     },
     "main_layer_cka": {"per_seed": expand(PER_SEED, study="main")},
     "long_horizon": {
         "comparisons": [
-            *comparisons(group(), STUDIES["long"]["seeds"], "base"),
-            *comparisons(group(), STUDIES["long"]["seeds"], "extended"),
+            *comparisons(run_group(), STUDIES["long"]["seeds"], "base"),
+            *comparisons(run_group(), STUDIES["long"]["seeds"], "extended"),
         ]
     },
     "probe_differences": {"per_seed": rules.summarize_probes.output.per_seed},
@@ -22,6 +24,7 @@ FIGURE_INPUTS = {
         "rotated": expand(PER_SEED, study="rotated"),
     },
     "noise_floor": {"per_seed": rules.summarize_noise_floor.output.per_seed},
+    "sensitivity": {"summary": rules.summarize_sensitivity.output.summary},
 }
 
 # Each figure's params hold only what it draws from, so that a setting reruns only the
@@ -40,6 +43,7 @@ FIGURE_PARAMS = {
     "lr_search": ({}, {}),
     "rotated_vs_split": (STATISTICS, {}),
     "noise_floor": (STATISTICS, {}),
+    "sensitivity": (STATISTICS, {}),
 }
 
 for name, inputs in FIGURE_INPUTS.items():
@@ -56,7 +60,7 @@ for name, inputs in FIGURE_INPUTS.items():
                 category="Figures",
             ),
         log:
-            f"logs/figures/{name}.log",
+            f"{LOGS}/figures/{name}.log",
         localrule: True
         conda:
             "../envs/histres.yaml"
@@ -80,7 +84,7 @@ rule plot_activation:
             category="Figures",
         ),
     log:
-        "logs/figures/activation.log",
+        f"{LOGS}/figures/activation.log",
     localrule: True
     conda:
         "../envs/histres.yaml"

@@ -10,9 +10,9 @@
 
 rule check_device:
     output:
-        report="results/preflight/device~{device}.json",
+        report=f"{RESULTS}/preflight/device~{{device}}.json",
     log:
-        "logs/preflight/device~{device}.log",
+        f"{LOGS}/preflight/device~{{device}}.log",
     wildcard_constraints:
         device=r"cpu|cuda(:\d+)?|mps",
     conda:

@@ -18,16 +18,16 @@ rule train_probes:
         mnist=rules.prepare_mnist.output.npz,
         checkpoints=expand(
             f"{RUN}/checkpoints/update~{PROBES['endpoint']}.npz",
-            **group(),
+            **run_group(),
             seed="{seed}",
             order=ORDERS,
         ),
     output:
-        probes="results/probes/seed~{seed}.csv",
+        probes=f"{RESULTS}/probes/seed~{{seed}}.csv",
     log:
-        "logs/probes/seed~{seed}.log",
+        f"{LOGS}/probes/seed~{{seed}}.log",
     benchmark:
-        "benchmarks/probes/seed~{seed}.tsv"
+        f"{LOGS}/probes/seed~{{seed}}.benchmark.tsv"
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
@@ -43,19 +43,12 @@ rule train_probes:
             "training.torch_threads",
             drop=("model.activation",),
         ),
-        probes=sorted_keys(
-            {key: PROBES[key] for key in PROBE_SETTINGS}
-            | {
-                "extra_seeds": {
-                    PROBES["extra_seeds"]["budget"]: PROBES["extra_seeds"]["seeds"]
-                }
-            }
-        ),
-        activation=group()["act"],
+        probes=sorted_keys({key: PROBES[key] for key in PROBE_SETTINGS}),
+        activation=run_group()["act"],
         # What each checkpoint must say it is (the reader checks the identity it stores).
         runs=lambda w: [
             {
-                **identity({**group(), "seed": w.seed}, order=order),
+                **run_identity({**run_group(), "seed": w.seed}, order=order),
                 "update": PROBES["endpoint"],
             }
             for order in ORDERS
@@ -72,13 +65,13 @@ rule summarize_probes:
         ),
     output:
         summary=report(
-            "results/summary/probes.csv",
+            f"{RESULTS}/summary/probes.csv",
             caption="../workflow/report/probes.rst",
             category="Summaries",
         ),
-        per_seed="results/tables/probes_per_seed.csv",
+        per_seed=f"{RESULTS}/tables/probes_per_seed.csv",
     log:
-        "logs/probes/summarize_probes.log",
+        f"{LOGS}/probes/summarize_probes.log",
     localrule: True
     conda:
         "../envs/histres.yaml"

@@ -6,9 +6,9 @@ rule select_matches:
     input:
         comparisons=view_comparisons,
     output:
-        matches="results/{view}/matches.csv",
+        matches=f"{RESULTS}/{{view}}/matches.csv",
     log:
-        "logs/{view}/select_matches.log",
+        f"{LOGS}/{{view}}/select_matches.log",
     localrule: True
     conda:
         "../envs/histres.yaml"
@@ -26,18 +26,18 @@ rule summarize_pairs:
         matches=rules.select_matches.output.matches,
     output:
         summary=report(
-            "results/summary/{view}.csv",
+            f"{RESULTS}/summary/{{view}}.csv",
             caption="../workflow/report/summary.rst",
             category="Summaries",
         ),
         per_seed=report(
-            "results/tables/{view}_per_seed.csv",
+            f"{RESULTS}/tables/{{view}}_per_seed.csv",
             caption="../workflow/report/per_seed.rst",
             category="Per-seed tables",
         ),
-        provenance="results/summary/{view}.provenance.json",
+        provenance=f"{RESULTS}/summary/{{view}}.provenance.json",
     log:
-        "logs/{view}/summarize_pairs.log",
+        f"{LOGS}/{{view}}/summarize_pairs.log",
     wildcard_constraints:
         view="|".join(PAIR_VIEWS),
     localrule: True
@@ -54,7 +54,7 @@ rule summarize_pairs:
 rule summarize_pilot:
     input:
         per_seed=expand(
-            "results/tables/pilot_{policy}_per_seed.csv",
+            f"{RESULTS}/tables/pilot_{{policy}}_per_seed.csv",
             policy=STUDIES["pilot"]["policies"],
         ),
     output:
@@ -64,7 +64,7 @@ rule summarize_pilot:
             category="Summaries",
         ),
     log:
-        "logs/pilot/summarize_pilot.log",
+        f"{LOGS}/pilot/summarize_pilot.log",
     localrule: True
     conda:
         "../envs/histres.yaml"
@@ -78,8 +78,8 @@ rule summarize_pilot:
 
 rule summarize_long:
     input:
-        base=comparisons(group(), STUDIES["long"]["seeds"], "base"),
-        extended=comparisons(group(), STUDIES["long"]["seeds"], "extended"),
+        base=comparisons(run_group(), STUDIES["long"]["seeds"], "base"),
+        extended=comparisons(run_group(), STUDIES["long"]["seeds"], "extended"),
     output:
         summary=report(
             expand(SUMMARY, study="long"),
@@ -87,7 +87,7 @@ rule summarize_long:
             category="Summaries",
         ),
     log:
-        "logs/long/summarize_long.log",
+        f"{LOGS}/long/summarize_long.log",
     localrule: True
     conda:
         "../envs/histres.yaml"
@@ -103,7 +103,7 @@ rule summarize_long:
 rule summarize_noise_floor:
     input:
         **noise_floor_pairs(),
-        matches="results/noise_floor/matches.csv",
+        matches=f"{RESULTS}/noise_floor/matches.csv",
     output:
         summary=report(
             expand(SUMMARY, study="noise_floor"),
@@ -112,7 +112,7 @@ rule summarize_noise_floor:
         ),
         per_seed=expand(PER_SEED, study="noise_floor"),
     log:
-        "logs/noise_floor/summarize_noise_floor.log",
+        f"{LOGS}/noise_floor/summarize_noise_floor.log",
     localrule: True
     conda:
         "../envs/histres.yaml"

@@ -1,25 +1,34 @@
 # Training: one job per run for phases 1-2 and C to the last base checkpoint; long-horizon
 # runs continue from the resumable state that job leaves; the stability search's short traces.
 
-TRAINING_CONFIG = slice_config(
-    "data.digests",
-    "data.normalize",
-    "data.subset",
-    "tasks.class_split",
-    "tasks.common_per_digit",
-    "model",
-    "training",
-    # Set per run by its path (the run identity), never read from here; the extended
-    # checkpoints concern only the extension rule, and state_every changes no result (the
-    # adapter reads it from the config, so that changing it reruns nothing).
-    drop=(
-        "model.activation",
-        "training.lr",
-        "training.optimizer_at_common",
-        "training.state_every",
-        "training.extended_checkpoints",
-    ),
-)
+TRAINING_CONFIG = {
+    variant: slice_config(
+        "data.digests",
+        "data.normalize",
+        "data.subset",
+        "tasks.class_split",
+        "tasks.common_per_digit",
+        "model",
+        "training",
+        # Set per run by its path (the run identity), never read from here; the extended
+        # checkpoints concern only the extension rule, and state_every changes no result (the
+        # adapter reads it from the config, so that changing it reruns nothing).
+        drop=(
+            "model.activation",
+            "training.lr",
+            "training.optimizer_at_common",
+            "training.state_every",
+            "training.extended_checkpoints",
+        ),
+        source=variant_config(config, variant),
+    )
+    for variant in VARIANTS
+}
+
+
+def run_training_config(wildcards):
+    """The training config of the run the wildcards name (its variant's)."""
+    return TRAINING_CONFIG[wildcards.variant]
 
 
 rule train_history:
@@ -35,16 +44,16 @@ rule train_history:
         record=f"{RUN}/run.json",
         state=f"{RUN}/state.pt",
     log:
-        f"logs/{RUN_ID}/train_history.log",
+        f"{LOGS}/{RUN_ID}/train_history.log",
     benchmark:
-        f"benchmarks/{RUN_ID}/train_history.tsv"
+        f"{LOGS}/{RUN_ID}/train_history.benchmark.tsv"
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
     params:
-        config=TRAINING_CONFIG,
+        config=run_training_config,
         segment="base",
         updates=SEGMENTS["base"],
         code=code("train_history"),
@@ -65,16 +74,16 @@ rule extend_history:
         ),
         record=f"{RUN}/extension.json",
     log:
-        f"logs/{RUN_ID}/extend_history.log",
+        f"{LOGS}/{RUN_ID}/extend_history.log",
     benchmark:
-        f"benchmarks/{RUN_ID}/extend_history.tsv"
+        f"{LOGS}/{RUN_ID}/extend_history.benchmark.tsv"
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
     params:
-        config=TRAINING_CONFIG,
+        config=run_training_config,
         segment="extended",
         updates=SEGMENTS["extended"],
         code=code("train_history"),
@@ -87,18 +96,18 @@ rule trace_stability:
         mnist=rules.prepare_mnist.output.npz,
         device=device_checked(),
     output:
-        trace="results/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.json",
+        trace=f"{RESULTS}/activation/lr_search/lr~{{lr}}/seed~{{seed}}/order~{{order}}.json",
     log:
-        "logs/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.log",
+        f"{LOGS}/activation/lr_search/lr~{{lr}}/seed~{{seed}}/order~{{order}}.log",
     benchmark:
-        "benchmarks/activation/lr_search/lr~{lr}/seed~{seed}/order~{order}.tsv"
+        f"{LOGS}/activation/lr_search/lr~{{lr}}/seed~{{seed}}/order~{{order}}.benchmark.tsv"
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
     params:
-        config=TRAINING_CONFIG,
+        config=TRAINING_CONFIG[DEFAULT_VARIANT],
         trace_updates=config["studies"]["activation"]["trace_updates"],
         optim=config["training"]["optimizer_at_common"],
         code=code("trace_stability"),

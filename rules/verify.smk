@@ -7,7 +7,7 @@ from workflow.reference import training_config
 from workflow.verify import verification_inputs
 
 REFERENCE = f"reference/{config['name']}"
-VERIFIED_RUN = f"results/verify/{RUN_ID}/through~{{through}}"
+VERIFIED_RUN = f"{RESULTS}/verify/{RUN_ID}/through~{{through}}"
 # A rerun trains straight through these segments (see workflow/scripts/verify_run.py).
 TRAINED_THROUGH = {"base": ["base"], "extended": ["base", "extended"]}
 
@@ -21,9 +21,9 @@ rule verify_run:
         digests=f"{VERIFIED_RUN}.csv",
         environment=f"{VERIFIED_RUN}.json",
     log:
-        f"logs/verify/{RUN_ID}/through~{{through}}.log",
+        f"{LOGS}/verify/{RUN_ID}/through~{{through}}.log",
     benchmark:
-        f"benchmarks/verify/{RUN_ID}/through~{{through}}.tsv"
+        f"{LOGS}/verify/{RUN_ID}/through~{{through}}.benchmark.tsv"
     wildcard_constraints:
         through="base|extended",
     conda:
@@ -32,7 +32,7 @@ rule verify_run:
     resources:
         mem_mb=4000,
     params:
-        config=TRAINING_CONFIG,
+        config=run_training_config,
         updates=lambda w: {s: SEGMENTS[s] for s in TRAINED_THROUGH[w.through]},
         # A new torch or numpy can change the bits: retrain rather than reuse an old rerun.
         packages=package_versions(("torch", "numpy")),
@@ -52,10 +52,10 @@ rule verify_reference:
             )
         ),
     output:
-        table="results/verify/{scope}/seeds~{seeds}.csv",
-        report="results/verify/{scope}/seeds~{seeds}.txt",
+        table=f"{RESULTS}/verify/{{scope}}/seeds~{{seeds}}.csv",
+        report=f"{RESULTS}/verify/{{scope}}/seeds~{{seeds}}.txt",
     log:
-        "logs/verify/{scope}/seeds~{seeds}.log",
+        f"{LOGS}/verify/{{scope}}/seeds~{{seeds}}.log",
     wildcard_constraints:
         scope="main|all",
         seeds=r"\d+(,\d+)*",

@@ -61,6 +61,8 @@ TORCH_FREE_ADAPTERS = [
     "plot_figure",
     "audit_determinism",
     "verify_reference",
+    "summarize_sensitivity",
+    "describe_config",
 ]
 TORCH_ADAPTERS = [
     "audit_run",

@@ -22,11 +22,14 @@ from workflow.artifacts import (
 from workflow.compare import (
     H_REPR_LAYERS,
     LAYERS,
+    behaviour_overlap,
     column_matrix,
     compare_checkpoint,
     js_divergence,
     parameter_distance,
+    percent,
 )
+from workflow.comparisons import COLUMNS
 from workflow.dump import empty_table, evaluate, layer_widths
 from workflow.model import ModelSpec, build_model
 from workflow.train import model_state
@@ -343,6 +346,133 @@ def test_parameter_distance_golden_values() -> None:
     assert parameter_distance(c, c) == 0.0
     with pytest.raises(ValueError):
         parameter_distance(a, {"w": a["w"]})
+
+
+# --------------------------------------------------------------------------- behaviour overlap
+
+# Eight images, four in the probe set (0, 1, 2, 4), hand-checked:
+#   image      0  1  2  3  4  5  6  7
+#   label      0  1  2  3  4  5  6  7
+#   pred ABC   0  1  2  9  4  9  6  8   wrong on 3, 5, 7
+#   pred BAC   0  1  3  8  4  9  7  7   wrong on 2, 3, 5, 6
+# differ on 2, 3, 6, 7 (4/8 = 50%); on the probe only on 2 (1/4 = 25%); either wrong on
+# 2, 3, 5, 6, 7 (5/8); both wrong on 3, 5 (2/8); both wrong differently on 3 only (9 vs 8: 1/8;
+# on 5 both say 9).
+TINY_LABEL = [0, 1, 2, 3, 4, 5, 6, 7]
+TINY_PROBE = [True, True, True, False, True, False, False, False]
+TINY_PRED_ABC = [0, 1, 2, 9, 4, 9, 6, 8]
+TINY_PRED_BAC = [0, 1, 3, 8, 4, 9, 7, 7]
+TINY_EXPECTED = {
+    "disagreement_probe_pct": 25.0,
+    "either_wrong_pct": 62.5,
+    "both_wrong_pct": 25.0,
+    "both_wrong_differently_pct": 12.5,
+}
+NEW_BEHAVIOUR = tuple(TINY_EXPECTED)
+
+
+def _vectors(values: np.ndarray) -> pa.Array:
+    return pa.FixedSizeListArray.from_arrays(
+        pa.array(values.astype(np.float32).ravel()), values.shape[1]
+    )
+
+
+def _tiny_run(pred: list[int], seed: int):
+    """A hand-made dump (every column compare_checkpoint reads), its summary and weights."""
+    rng = np.random.default_rng(seed)
+    n = len(TINY_LABEL)
+    prob = rng.dirichlet(np.ones(10), size=n)
+    columns = {
+        "image": pa.array(np.arange(n, dtype=np.int32)),
+        "angle": pa.array(np.zeros(n, dtype=np.int16)),
+        "label": pa.array(np.array(TINY_LABEL, dtype=np.int8)),
+        "probe": pa.array(TINY_PROBE),
+        "pred": pa.array(np.array(pred, dtype=np.int8)),
+        "prob": _vectors(prob),
+        **{layer: _vectors(rng.normal(size=(n, 3))) for layer in LAYERS},
+    }
+    correct = int(np.sum(np.array(pred) == np.array(TINY_LABEL)))
+    summary = {
+        "n_test": n,
+        "correct": correct,
+        "accuracy_pct": 100.0 * correct / n,
+        "loss": float(rng.random()),
+        "health": {layer: {"dead_fraction": 0.0} for layer in LAYERS[:-1]},
+    }
+    return pa.table(columns), summary, {"w": rng.normal(size=4).astype(np.float32)}
+
+
+def test_behaviour_overlap_on_hand_made_tables() -> None:
+    row = _compare(_tiny_run(TINY_PRED_ABC, 1), _tiny_run(TINY_PRED_BAC, 2))
+    assert {key: row[key] for key in NEW_BEHAVIOUR} == TINY_EXPECTED
+    # The existing behaviour columns on the same tables: all images, not the probe set.
+    assert row["disagreement_pct"] == 50.0
+    assert row["acc_ABC_pct"] == 62.5 and row["acc_BAC_pct"] == 50.0
+    assert row["acc_diff_pp"] == 12.5
+
+
+def test_behaviour_overlap_directly_and_symmetric() -> None:
+    arrays = [np.array(v, dtype=np.int8) for v in (TINY_PRED_ABC, TINY_PRED_BAC, TINY_LABEL)]
+    probe = np.array(TINY_PROBE)
+    a, b, label = arrays
+    assert behaviour_overlap(a, b, label, probe) == TINY_EXPECTED
+    assert behaviour_overlap(b, a, label, probe) == TINY_EXPECTED
+    assert all(isinstance(v, float) for v in behaviour_overlap(a, b, label, probe).values())
+
+
+def test_behaviour_overlap_of_one_run_with_itself() -> None:
+    pred, label = np.array(TINY_PRED_ABC), np.array(TINY_LABEL)
+    row = behaviour_overlap(pred, pred, label, np.array(TINY_PROBE))
+    # Three errors of eight, all shared and all with the same label.
+    assert row == {
+        "disagreement_probe_pct": 0.0,
+        "either_wrong_pct": 37.5,
+        "both_wrong_pct": 37.5,
+        "both_wrong_differently_pct": 0.0,
+    }
+
+
+def test_behaviour_overlap_with_no_errors_and_all_errors() -> None:
+    label = np.arange(10) % 10
+    probe = np.ones(10, dtype=bool)
+    assert set(behaviour_overlap(label, label, label, probe).values()) == {0.0}
+    a, b = (label + 1) % 10, (label + 2) % 10
+    row = behaviour_overlap(a, b, label, probe)
+    assert row == {
+        "disagreement_probe_pct": 100.0,
+        "either_wrong_pct": 100.0,
+        "both_wrong_pct": 100.0,
+        "both_wrong_differently_pct": 100.0,
+    }
+
+
+def test_percent_of_an_empty_set_is_nan() -> None:
+    assert math.isnan(percent(np.array([], dtype=bool)))
+    assert percent(np.array([True, False, False, False])) == 25.0
+
+
+def test_behaviour_overlap_bounds_on_real_dumps(dumps) -> None:
+    row = _compare(dumps["a"], dumps["b"])
+    assert row["both_wrong_differently_pct"] <= min(row["both_wrong_pct"], row["disagreement_pct"])
+    assert row["both_wrong_pct"] <= row["either_wrong_pct"] <= 100.0
+    # Inclusion-exclusion: |A or B| = |A| + |B| - |A and B| (errors of each run, % of images).
+    err_a, err_b = 100.0 - row["acc_ABC_pct"], 100.0 - row["acc_BAC_pct"]
+    assert row["either_wrong_pct"] == pytest.approx(err_a + err_b - row["both_wrong_pct"])
+    table_a, table_b = dumps["a"][0], dumps["b"][0]
+    probe = INPUTS[3]
+    differ = table_a.column("pred").to_numpy() != table_b.column("pred").to_numpy()
+    assert row["disagreement_probe_pct"] == 100.0 * differ[probe].sum() / N_PROBE
+    same = _compare(dumps["a"], dumps["a_again"])
+    assert same["disagreement_probe_pct"] == 0.0
+    assert same["both_wrong_differently_pct"] == 0.0
+    assert same["both_wrong_pct"] == same["either_wrong_pct"] == 100.0 - same["acc_ABC_pct"]
+
+
+def test_compare_writes_exactly_the_documented_metric_columns(dumps) -> None:
+    row = _compare(dumps["a"], dumps["b"])
+    assert set(row) == set(COLUMNS) - {"seed", "update", "pair_status"}
+    # The new columns come after every column that existed before them, so none moved.
+    assert COLUMNS[-len(NEW_BEHAVIOUR) :] == NEW_BEHAVIOUR
 
 
 # --------------------------------------------------------------------------- artifacts

@@ -7,7 +7,6 @@ kept small so the whole module runs in a few seconds.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import inspect
 import subprocess
 import sys
@@ -20,10 +19,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from workflow import figures
-from workflow.figures import Bootstrap
 from workflow.layers import LAYERS
 from workflow.provenance import library_files
-from workflow.stats import bootstrap_ci
+from workflow.stats import Bootstrap, bootstrap_ci
 
 FAST = Bootstrap(resamples=200, seed=12345, level=0.95)
 SEEDS = (101, 202, 303)
@@ -281,7 +279,7 @@ def test_mean_ci_by_matches_bootstrap_ci_golden() -> None:
         if finite.size == 0:
             assert np.isnan(row["mean"]) and np.isnan(row["ci_low"]) and np.isnan(row["ci_high"])
             continue
-        low, high = bootstrap_ci(finite, resamples=FAST.resamples, seed=FAST.seed, level=FAST.level)
+        low, high = bootstrap_ci(finite, FAST)
         assert row["mean"] == pytest.approx(finite.mean(), abs=1e-15)
         assert (row["ci_low"], row["ci_high"]) == (low, high)
     assert out.loc[out["update"] == 500, "n"].item() == 2
@@ -388,23 +386,6 @@ FIGURE_FUNCTIONS = [
     figures.noise_floor,
 ]
 PACKAGE_FILES = sorted((Path(__file__).resolve().parents[1] / "workflow" / "figures").glob("*.py"))
-
-
-def test_bootstrap_from_config_reads_the_statistics_section() -> None:
-    statistics = {
-        "bootstrap_resamples": 321,
-        "bootstrap_seed": 9,
-        "ci_level": 0.9,
-        "common_endpoint": 100,
-    }
-    bootstrap = Bootstrap.from_config(statistics)
-    assert bootstrap == Bootstrap(resamples=321, seed=9, level=0.9)
-    assert bootstrap.label == "90% CI"
-    assert bootstrap.ci([1.0, 2.0, 4.0]) == bootstrap_ci([1.0, 2.0, 4.0], 321, 9, 0.9)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        bootstrap.level = 0.5  # type: ignore[misc]
-    with pytest.raises(KeyError):
-        Bootstrap.from_config({"bootstrap_resamples": 321, "bootstrap_seed": 9})
 
 
 @pytest.mark.parametrize("bad", [{"resamples": 0}, {"level": 1.0}, {"level": 0.0}])

@@ -80,4 +80,4 @@ def test_rules_write_no_lossy_float_text() -> None:
     for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
         assert ":g}" not in path.read_text(), path
     common = (ROOT / "rules" / "common.smk").read_text()
-    assert "from workflow.identity import lr_text, parse_lr" in common
+    assert re.search(r"^from workflow\.identity import .*\blr_text\b", common, re.M)

@@ -36,7 +36,7 @@ def test_killed_extension_resumes_to_the_same_bits(tmp_path):
     (tmp_path / "fresh").mkdir()
     killed = copy_repo(tmp_path / "killed")
     long_config(killed)
-    log = killed / f"logs/{RUN.removeprefix('results/')}/extend_history.log"
+    log = killed / f"logs/smoke/{RUN.removeprefix('results/smoke/')}/extend_history.log"
     job = subprocess.Popen(
         [*SNAKEMAKE, "--cores", "1", TARGET, "--configfile", "long.yaml"],
         cwd=killed,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from workflow.matching import is_matched, select_matches
-from workflow.stats import bootstrap_ci, paired_tests
+from workflow.stats import Bootstrap, bootstrap_ci, paired_tests
 from workflow.summary import DESCRIBED, SIGNED, TEST_COLUMNS, endpoint_table, summarize
 
 N = 10_000
@@ -155,7 +155,7 @@ def tables():
     comparisons = _comparisons()
     matches = select_matches(comparisons, MAX_GAP, MIN_ACC)
     per_seed = endpoint_table(comparisons, matches, ENDPOINT)
-    summary = summarize(per_seed, resamples=500, seed=7, level=0.9)
+    summary = summarize(per_seed, Bootstrap(resamples=500, seed=7, level=0.9))
     return comparisons, matches, per_seed, summary
 
 
@@ -242,10 +242,11 @@ def test_summary_mean_and_bootstrap_reproduce_stats(tables) -> None:
             row = indexed.loc[(endpoint, metric)]
             assert row["mean"] == pytest.approx(values.mean(), rel=1e-12)
             assert row["sd"] == pytest.approx(values.std(ddof=1), rel=1e-12)
-            low, high = bootstrap_ci(values, resamples=500, seed=7, level=0.9)
+            low, high = bootstrap_ci(values, Bootstrap(resamples=500, seed=7, level=0.9))
             assert (row["ci_low"], row["ci_high"]) == (low, high)
     # A different bootstrap seed gives a different CI: the seed is really used.
-    other = summarize(per_seed, resamples=500, seed=8, level=0.9).set_index(["endpoint", "metric"])
+    other = summarize(per_seed, Bootstrap(resamples=500, seed=8, level=0.9))
+    other = other.set_index(["endpoint", "metric"])
     assert (
         other.loc[("common_1000", "h_repr"), "ci_low"]
         != indexed.loc[("common_1000", "h_repr"), "ci_low"]

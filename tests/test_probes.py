@@ -66,7 +66,9 @@ def test_settings_defaults_and_seeds() -> None:
 
 
 def test_settings_from_config() -> None:
-    s = ProbeSettings.from_config({"budgets": [2, 5], "extra_seeds": {"2": [9]}, "epochs": 3})
+    s = ProbeSettings.from_config(
+        {"budgets": [2, 5], "extra_seeds": {"budget": 2, "seeds": [9]}, "epochs": 3}
+    )
     assert s.budgets == (2, 5) and s.extra_seeds == {2: (9,)} and s.epochs == 3
     assert s.lr == 0.01
     with pytest.raises(ValueError):

@@ -10,10 +10,13 @@ import pytest
 import yaml
 
 from workflow import headlines, reference
-from workflow.artifacts import read_csv, write_csv, write_json
+from workflow.artifacts import read_csv, read_json, write_csv, write_json
 
 REPO = Path(__file__).resolve().parent.parent
-RUN = "runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0/seed~{seed}/order~{order}"
+RUN = (
+    "runs/protocol~class_split/variant~default/act~relu/lr~0.05/optim~reset/stream~0"
+    "/seed~{seed}/order~{order}"
+)
 
 
 def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[int]) -> dict:
@@ -45,19 +48,19 @@ def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[in
 
 
 def _results(tmp_path: Path) -> tuple[Path, Path]:
-    results, benchmarks = tmp_path / "results", tmp_path / "benchmarks"
+    results, logs = tmp_path / "results" / "full", tmp_path / "logs" / "full"
     for order, reached in (("ABC", {0: "d0", 25: "d25"}), ("BAC", {0: "e0"})):
         run = RUN.format(seed=101, order=order)
         write_json(results / run / "run.json", _record(101, order, reached, [0, 25]))
-        (benchmarks / run).mkdir(parents=True)
-        (benchmarks / run / "train_history.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
+        (logs / run).mkdir(parents=True)
+        (logs / run / "train_history.benchmark.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
     group = RUN.format(seed=101, order="ABC").rsplit("/", 1)[0]
     write_csv(results / group / "ABC_vs_BAC" / "base.csv", pd.DataFrame({"seed": [101]}))
     write_csv(results / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
     (results / "figures").mkdir(parents=True)
     (results / "figures" / "main_h_repr.png").write_bytes(b"png")
     (results / "figures" / "main_h_repr.pdf").write_bytes(b"x" * (reference.PDF_LIMIT_BYTES + 1))
-    return results, benchmarks
+    return results, logs
 
 
 def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) -> None:
@@ -73,14 +76,14 @@ def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) ->
 
 
 def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) -> None:
-    results, benchmarks = _results(tmp_path)
+    results, logs = _results(tmp_path)
     training = {"torch_threads": 1, "kernels": "fused", "device": "cpu"}
     config = {
         "name": "tiny",
         "training": training | {"checkpoints": [0, 25], "extended_checkpoints": []},
     }
     out = tmp_path / "reference" / "tiny"
-    prov = reference.export(results, benchmarks, out, config, REPO)
+    prov = reference.export(results, logs, out, config, REPO)
     assert prov["studies_complete"] == ["main"]
     assert "noise_floor" in prov["studies_pending"]
     assert (out / "summary" / "main.csv").is_file()
@@ -153,3 +156,17 @@ def test_reference_folder_is_consistent() -> None:
     assert ok["params_digest"].str.fullmatch(r"[0-9a-f]{64}").all()
     assert len(runs) == len(checkpoints.groupby([*reference.IDENTITY, "segment"]))
     assert prov["config"] == reference.load_config([REPO / "config.yaml"])
+
+
+def test_every_study_of_a_reference_has_a_headline_text() -> None:
+    assert set(reference.STUDIES) == set(headlines.STUDY_TEXT) | {"probes"}
+    assert set(reference.STUDIES) == set(headlines.QUESTIONS)
+
+
+def test_the_smoke_reference_sections_render_every_complete_study() -> None:
+    """The small reference has every study, sensitivity included: each renders."""
+    folder = REPO / "reference" / "smoke"
+    prov = read_json(folder / "provenance.json")
+    assert "sensitivity" in prov["studies_complete"]
+    text = headlines.section(folder)
+    assert "H_repr minus default" in text and "raw_input" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import math
 import warnings
@@ -13,6 +14,7 @@ import pytest
 from scipy import stats as sps
 
 from workflow.stats import (
+    Bootstrap,
     PairedTests,
     Summary,
     Tost,
@@ -21,6 +23,11 @@ from workflow.stats import (
     paired_tests,
     tost,
 )
+
+# The settings are always passed explicitly: these are config.yaml's ``statistics`` values and
+# the probe study's TOST alpha, written out here because the library defaults none of them.
+BOOT = Bootstrap(resamples=10_000, seed=12345, level=0.95)
+ALPHA = 0.05
 
 
 def _t3_cdf(x: float) -> float:
@@ -264,7 +271,7 @@ def test_degenerate_inputs_give_nan_without_warnings(d: list[float]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         res = paired_tests(d)
-        eq = tost(d, margin=1.0)
+        eq = tost(d, margin=1.0, alpha=ALPHA)
     assert res.n == len(d)
     assert math.isnan(res.t) and math.isnan(res.p_t) and math.isnan(res.d_z)
     if len(d) >= 2:
@@ -290,9 +297,9 @@ def test_non_finite_raises(bad: float) -> None:
     with pytest.raises(ValueError, match="non-finite"):
         paired_tests([1.0, bad, 2.0])
     with pytest.raises(ValueError, match="non-finite"):
-        tost([1.0, bad, 2.0], margin=1.0)
+        tost([1.0, bad, 2.0], margin=1.0, alpha=ALPHA)
     with pytest.raises(ValueError, match="non-finite"):
-        bootstrap_ci([1.0, bad, 2.0])
+        bootstrap_ci([1.0, bad, 2.0], BOOT)
 
 
 def test_dataclasses_frozen_and_as_dict() -> None:
@@ -302,9 +309,9 @@ def test_dataclasses_frozen_and_as_dict() -> None:
     row = res.as_dict()
     assert list(row) == [f.name for f in dataclasses.fields(PairedTests)]
     assert row["t"] == res.t
-    assert list(tost(HAND_D, 6.0).as_dict()) == [f.name for f in dataclasses.fields(Tost)]
-    assert list(describe(HAND_D).as_dict()) == ["n", "mean", "sd", "ci_low", "ci_high"]
-    assert {f.name for f in dataclasses.fields(Summary)} == set(describe(HAND_D).as_dict())
+    assert list(tost(HAND_D, 6.0, ALPHA).as_dict()) == [f.name for f in dataclasses.fields(Tost)]
+    assert list(describe(HAND_D, BOOT).as_dict()) == ["n", "mean", "sd", "ci_low", "ci_high"]
+    assert {f.name for f in dataclasses.fields(Summary)} == set(describe(HAND_D, BOOT).as_dict())
 
 
 # --- bootstrap ------------------------------------------------------------------------------
@@ -321,38 +328,96 @@ def _bootstrap_reference(values: list[float], resamples: int, seed: int, level: 
 def test_bootstrap_matches_reference_recipe() -> None:
     values = [0.3, 1.1, -0.4, 2.5, 0.9, 1.7, 0.2]
     for resamples, seed, level in [(10_000, 12345, 0.95), (2_000, 7, 0.90)]:
-        got = bootstrap_ci(values, resamples=resamples, seed=seed, level=level)
+        got = bootstrap_ci(values, Bootstrap(resamples=resamples, seed=seed, level=level))
         want = _bootstrap_reference(values, resamples, seed, level)
         assert got == pytest.approx(want, rel=1e-12)
-    assert bootstrap_ci(values) == pytest.approx(
+    assert bootstrap_ci(values, BOOT) == pytest.approx(
         _bootstrap_reference(values, 10_000, 12345, 0.95), rel=1e-12
     )
 
 
 def test_bootstrap_reproducible_and_seed_dependent() -> None:
     values = [0.3, 1.1, -0.4, 2.5, 0.9, 1.7, 0.2]
-    first = bootstrap_ci(values, seed=3)
-    bootstrap_ci([5.0, 6.0, 7.0], seed=3)  # an intervening call must not change the next one
-    assert bootstrap_ci(values, seed=3) == first
-    assert bootstrap_ci(values, seed=4) != first
+    seed3, seed4 = dataclasses.replace(BOOT, seed=3), dataclasses.replace(BOOT, seed=4)
+    first = bootstrap_ci(values, seed3)
+    bootstrap_ci([5.0, 6.0, 7.0], seed3)  # an intervening call must not change the next one
+    assert bootstrap_ci(values, seed3) == first
+    assert bootstrap_ci(values, seed4) != first
 
 
 def test_bootstrap_ci_contains_mean_and_is_narrower_than_range() -> None:
     rng = np.random.default_rng(5)
     values = rng.normal(2.0, 1.0, size=20)
-    low, high = bootstrap_ci(values)
+    low, high = bootstrap_ci(values, BOOT)
     assert low < values.mean() < high
     assert values.min() < low and high < values.max()
 
 
 def test_bootstrap_edge_cases() -> None:
-    low, high = bootstrap_ci([])
+    low, high = bootstrap_ci([], BOOT)
     assert math.isnan(low) and math.isnan(high)
-    assert bootstrap_ci([0.42]) == (0.42, 0.42)
+    assert bootstrap_ci([0.42], BOOT) == (0.42, 0.42)
     with pytest.raises(ValueError):
-        bootstrap_ci([1.0, 2.0], level=1.0)
+        bootstrap_ci([1.0, 2.0], dataclasses.replace(BOOT, level=1.0))
     with pytest.raises(ValueError):
-        bootstrap_ci([1.0, 2.0], resamples=0)
+        bootstrap_ci([1.0, 2.0], dataclasses.replace(BOOT, resamples=0))
+
+
+def test_bootstrap_settings_from_config() -> None:
+    statistics = {
+        "bootstrap_resamples": 321,
+        "bootstrap_seed": 9,
+        "ci_level": 0.9,
+        "common_endpoint": 100,
+    }
+    settings = Bootstrap.from_config(statistics)
+    assert settings == Bootstrap(resamples=321, seed=9, level=0.9)
+    assert settings.label == "90% CI"
+    values = [0.3, 1.1, -0.4, 2.5]
+    assert settings.ci(values) == bootstrap_ci(values, settings)
+    assert settings.ci(values) == pytest.approx(_bootstrap_reference(values, 321, 9, 0.9))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.level = 0.5  # type: ignore[misc]
+    with pytest.raises(KeyError):
+        Bootstrap.from_config({"bootstrap_resamples": 321, "bootstrap_seed": 9})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.seed = 1  # type: ignore[misc]
+    with pytest.raises(KeyError):
+        Bootstrap.from_config({"bootstrap_resamples": 321, "bootstrap_seed": 9})
+
+
+@pytest.mark.parametrize(
+    "bad", [{"resamples": 10.0}, {"resamples": True}, {"seed": 1.5}, {"level": "0.95"}]
+)
+def test_bootstrap_settings_reject_wrong_types(bad: dict) -> None:
+    with pytest.raises(TypeError):
+        Bootstrap(**{"resamples": 10, "seed": 1, "level": 0.9, **bad})
+
+
+def test_no_statistic_defaults_its_settings() -> None:
+    """Resamples, seed, level and alpha come from the caller (the config), never a default."""
+    from workflow import studies, summary
+
+    functions = [
+        bootstrap_ci,
+        describe,
+        tost,
+        summary.stat_row,
+        summary.summarize,
+        studies.pilot_summary,
+        studies.long_summary,
+        studies.noise_floor_summary,
+        studies.activation_summary,
+        studies.probes_summary,
+    ]
+    for func in functions:
+        params = inspect.signature(func).parameters
+        assert not {"resamples", "seed", "level", "stats"} & set(params), func.__name__
+        for name in ("bootstrap", "margin", "alpha"):
+            if name in params:
+                assert params[name].default is inspect.Parameter.empty, (func.__name__, name)
+    assert "bootstrap" in inspect.signature(describe).parameters
+    assert "alpha" in inspect.signature(tost).parameters
 
 
 # --- TOST -----------------------------------------------------------------------------------
@@ -361,7 +426,7 @@ def test_bootstrap_edge_cases() -> None:
 def test_tost_hand_example_equivalent() -> None:
     # d = [1, 2, 3, 6]: mean 3, se = sqrt(7/6) ~= 1.0801, df = 3, t_{0.95,3} = 2.353363.
     # 90% CI = 3 +- 2.353363 * 1.080123 = (0.45808, 5.54192), inside +-6 -> equivalent.
-    res = tost(HAND_D, margin=6.0)
+    res = tost(HAND_D, margin=6.0, alpha=ALPHA)
     assert res.n == 4 and res.df == 3.0
     assert res.se == pytest.approx(HAND_SE, rel=1e-14)
     assert (res.ci_low, res.ci_high) == pytest.approx((0.45808, 5.54192), abs=1e-5)
@@ -374,7 +439,7 @@ def test_tost_hand_example_equivalent() -> None:
 
 def test_tost_hand_example_not_equivalent() -> None:
     # Same data, margin 5: the CI's upper end 5.54192 exceeds 5 -> not equivalent.
-    res = tost(HAND_D, margin=5.0)
+    res = tost(HAND_D, margin=5.0, alpha=ALPHA)
     assert res.ci_high > 5.0
     assert res.p == pytest.approx(_t3_cdf((3 - 5) / HAND_SE), rel=1e-9)
     assert res.p > 0.05
@@ -385,7 +450,7 @@ def test_tost_p_is_max_of_one_sided_t_tests() -> None:
     rng = np.random.default_rng(8)
     d = rng.normal(0.1, 0.4, size=12)
     margin = 0.35
-    res = tost(d, margin=margin)
+    res = tost(d, margin=margin, alpha=ALPHA)
     p_lower = float(sps.ttest_1samp(d + margin, 0.0, alternative="greater").pvalue)
     p_upper = float(sps.ttest_1samp(d - margin, 0.0, alternative="less").pvalue)
     assert res.p_lower == pytest.approx(p_lower, rel=1e-10)
@@ -396,7 +461,7 @@ def test_tost_p_is_max_of_one_sided_t_tests() -> None:
 def test_tost_ci_matches_scipy_interval() -> None:
     rng = np.random.default_rng(9)
     d = rng.normal(-0.2, 1.0, size=10)
-    res = tost(d, margin=1.0)
+    res = tost(d, margin=1.0, alpha=ALPHA)
     se = np.std(d, ddof=1) / math.sqrt(len(d))
     low, high = sps.t.interval(0.90, len(d) - 1, loc=np.mean(d), scale=se)
     assert (res.ci_low, res.ci_high) == pytest.approx((low, high), rel=1e-12)
@@ -411,7 +476,7 @@ def test_tost_decision_agrees_with_ci_inclusion() -> None:
     seen = set()
     for _ in range(200):
         d = rng.normal(rng.uniform(-1, 1), 1.0, size=int(rng.integers(3, 15)))
-        res = tost(d, margin=0.8)
+        res = tost(d, margin=0.8, alpha=ALPHA)
         inside = -0.8 < res.ci_low and res.ci_high < 0.8
         assert res.equivalent == inside
         seen.add(res.equivalent)
@@ -420,7 +485,7 @@ def test_tost_decision_agrees_with_ci_inclusion() -> None:
 
 def test_tost_rejects_bad_margin() -> None:
     with pytest.raises(ValueError, match="margin"):
-        tost(HAND_D, margin=0.0)
+        tost(HAND_D, margin=0.0, alpha=ALPHA)
     with pytest.raises(ValueError, match="alpha"):
         tost(HAND_D, margin=1.0, alpha=0.6)
 
@@ -429,19 +494,20 @@ def test_tost_rejects_bad_margin() -> None:
 
 
 def test_describe_values() -> None:
-    res = describe(HAND_D, resamples=5_000, seed=1)
+    settings = Bootstrap(resamples=5_000, seed=1, level=0.95)
+    res = describe(HAND_D, settings)
     assert res.n == 4
     assert res.mean == pytest.approx(HAND_MEAN)
     assert res.sd == pytest.approx(HAND_SD, rel=1e-14)
-    assert (res.ci_low, res.ci_high) == bootstrap_ci(HAND_D, resamples=5_000, seed=1)
+    assert (res.ci_low, res.ci_high) == bootstrap_ci(HAND_D, settings)
 
 
 def test_describe_single_value() -> None:
-    res = describe([2.5])
+    res = describe([2.5], BOOT)
     assert res.n == 1 and res.mean == 2.5 and math.isnan(res.sd)
     assert (res.ci_low, res.ci_high) == (2.5, 2.5)
 
 
 def test_describe_raises_on_nan() -> None:
     with pytest.raises(ValueError, match="non-finite"):
-        describe([1.0, float("nan"), 3.0])
+        describe([1.0, float("nan"), 3.0], BOOT)

@@ -23,10 +23,10 @@ def test_job_counts_read_the_dry_run_table() -> None:
 
 def test_median_seconds_per_rule_from_benchmark_files(tmp_path) -> None:
     for name, seconds in (("a", 100.0), ("b", 300.0), ("c", 200.0)):
-        folder = tmp_path / "benchmarks/runs" / name
+        folder = tmp_path / "runs" / name
         folder.mkdir(parents=True)
-        (folder / "train_history.tsv").write_text(f"s\th:m:s\n{seconds}\t0:00:00\n")
-    (tmp_path / "benchmarks/runs/a/broken.tsv").write_text("garbage")
+        (folder / "train_history.benchmark.tsv").write_text(f"s\th:m:s\n{seconds}\t0:00:00\n")
+    (tmp_path / "runs/a/broken.benchmark.tsv").write_text("garbage")
     assert median_seconds(tmp_path) == {"train_history": 200.0}
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from workflow import studies
-from workflow.stats import describe, paired_tests, tost
+from workflow.stats import Bootstrap, describe, paired_tests, tost
 from workflow.studies import (
     activation_summary,
     at_update,
@@ -30,7 +30,7 @@ from workflow.studies import (
 )
 from workflow.summary import TEST_COLUMNS, stat_row
 
-STATS = {"bootstrap_resamples": 500, "bootstrap_seed": 7, "ci_level": 0.95}
+BOOTSTRAP = Bootstrap(resamples=500, seed=7, level=0.95)
 
 
 def _row(table: pd.DataFrame, **where) -> pd.Series:
@@ -63,21 +63,21 @@ def _comparisons(values: dict[tuple[int, int], float | None], **extra) -> pd.Dat
 
 def test_stat_row_counts_undefined_and_adds_tests_when_signed() -> None:
     values = [0.1, float("nan"), 0.3, float("inf"), 0.2]
-    row = stat_row(values, STATS, signed=False, metric="m", n_seeds=5)
+    row = stat_row(values, BOOTSTRAP, signed=False, metric="m", n_seeds=5)
     assert row["metric"] == "m" and row["n_seeds"] == 5
     assert row["n"] == 3 and row["n_undefined"] == 2
     assert row["mean"] == pytest.approx(0.2)
-    expected = describe([0.1, 0.3, 0.2], resamples=500, seed=7, level=0.95).as_dict()
+    expected = describe([0.1, 0.3, 0.2], Bootstrap(resamples=500, seed=7, level=0.95)).as_dict()
     assert {k: row[k] for k in expected} == expected
     assert not set(TEST_COLUMNS) & set(row)
-    signed = stat_row(values, STATS, signed=True)
+    signed = stat_row(values, BOOTSTRAP, signed=True)
     tests = paired_tests([0.1, 0.3, 0.2]).as_dict()
     assert {k: signed[k] for k in TEST_COLUMNS} == {k: tests[k] for k in TEST_COLUMNS}
     assert signed["n_pos"] == 3
 
 
 def test_stat_row_of_nothing() -> None:
-    row = stat_row([], STATS, signed=True, metric="m")
+    row = stat_row([], BOOTSTRAP, signed=True, metric="m")
     assert row["n"] == 0 and row["n_undefined"] == 0
     assert math.isnan(row["mean"])
 
@@ -132,7 +132,7 @@ PILOT = {
 
 
 def test_pilot_summary_per_policy_counts_and_means() -> None:
-    table = pilot_summary(PILOT, STATS)
+    table = pilot_summary(PILOT, BOOTSTRAP)
     row = _row(table, policy="reset", endpoint="matched")
     assert (row["n"], row["n_seeds"], row["n_matched"]) == (2, 3, 2)
     assert (row["n_unmatched"], row["n_diverged"]) == (1, 0)
@@ -145,7 +145,7 @@ def test_pilot_summary_per_policy_counts_and_means() -> None:
 
 
 def test_pilot_summary_paired_difference_preserve_minus_reset() -> None:
-    table = pilot_summary(PILOT, STATS)
+    table = pilot_summary(PILOT, BOOTSTRAP)
     diff = table[table["policy"] == "preserve_minus_reset"]
     # Only common endpoints are paired: matched updates differ between the policies.
     assert diff["endpoint"].tolist() == ["common_100"]
@@ -158,7 +158,7 @@ def test_pilot_summary_paired_difference_preserve_minus_reset() -> None:
 
 
 def test_pilot_summary_single_policy_has_no_difference() -> None:
-    table = pilot_summary({"reset": PILOT["reset"]}, STATS)
+    table = pilot_summary({"reset": PILOT["reset"]}, BOOTSTRAP)
     assert set(table["policy"]) == {"reset"}
     assert len(table) == 2
 
@@ -185,7 +185,7 @@ LONG = _comparisons(
 
 
 def test_long_summary_change_is_paired_end_minus_start() -> None:
-    table = long_summary(LONG, [10, 25, 50], 10, 50, STATS)
+    table = long_summary(LONG, [10, 25, 50], 10, 50, BOOTSTRAP)
     change = _row(table, metric="h_repr_change")
     assert change["update"] == "50-10"
     # Per seed 0.25 - 0.30, 0.10 - 0.20, 0.45 - 0.40: paired, so the sd is of these.
@@ -199,7 +199,7 @@ def test_long_summary_change_is_paired_end_minus_start() -> None:
 
 
 def test_long_summary_metric_rows() -> None:
-    table = long_summary(LONG, [10, 25, 50], 10, 50, STATS)
+    table = long_summary(LONG, [10, 25, 50], 10, 50, BOOTSTRAP)
     assert len(table) == 3 * len(studies.LONG_METRICS) + 1
     row = _row(table, metric="h_repr", update=10)
     assert row["n"] == 3  # seed 4 excluded, but counted
@@ -276,7 +276,7 @@ def test_noise_floor_needs_both_kinds_of_pair() -> None:
 
 def test_noise_floor_summary_counts_and_means() -> None:
     per_seed = noise_floor_table(*_noise_floor_inputs(), common_endpoint=100)
-    table = noise_floor_summary(per_seed, STATS)
+    table = noise_floor_summary(per_seed, BOOTSTRAP)
     pairs = {"h_ABC_BAC", "h_ABCr_BACr", "h_ABC_BACr", "h_ABCr_BAC", "h_ABC_ABCr", "h_BAC_BACr"}
     assert set(table["metric"]) == {"excess", "h_order", "h_floor"} | pairs
     assert list(table["metric"])[:3] == ["excess", "h_order", "h_floor"]
@@ -296,7 +296,7 @@ def test_noise_floor_summary_counts_and_means() -> None:
 def test_activation_delta_is_leaky_minus_relu_paired_by_seed() -> None:
     relu = _comparisons({(1, 100): 0.2, (2, 100): 0.3, (3, 100): 0.4})
     leaky = _comparisons({(1, 100): 0.5, (2, 100): 0.1, (3, 100): None})
-    table = activation_summary(relu, leaky, [100], STATS)
+    table = activation_summary(relu, leaky, [100], BOOTSTRAP)
     delta = _row(table, metric="delta_h_repr", update=100)
     assert delta["n"] == 2
     assert delta["mean"] == pytest.approx((0.3 - 0.2) / 2)
@@ -312,7 +312,7 @@ def test_activation_delta_is_leaky_minus_relu_paired_by_seed() -> None:
 def test_activation_summary_one_block_per_update() -> None:
     relu = _comparisons({(1, 10): 0.2, (1, 20): 0.1, (2, 10): 0.4, (2, 20): 0.3})
     leaky = _comparisons({(1, 10): 0.3, (1, 20): 0.3, (2, 10): 0.4, (2, 20): 0.1})
-    table = activation_summary(relu, leaky, [10, 20], STATS)
+    table = activation_summary(relu, leaky, [10, 20], BOOTSTRAP)
     assert _row(table, metric="delta_h_repr", update=10)["mean"] == pytest.approx(0.05)
     assert _row(table, metric="delta_h_repr", update=20)["mean"] == pytest.approx(0.0)
 
@@ -408,7 +408,7 @@ def _probe_per_seed() -> pd.DataFrame:
 
 
 def test_probes_summary_per_budget() -> None:
-    table = probes_summary(_probe_per_seed(), TOST, STATS)
+    table = probes_summary(_probe_per_seed(), TOST, BOOTSTRAP)
     assert table["budget"].tolist() == [25, 50, 50, 500]
     row = _row(table, budget=25)
     assert row["metric"] == "probe_acc_diff_pp"
@@ -449,16 +449,16 @@ def test_probes_summary_columns_are_fixed() -> None:
         "tost_ci_high",
         "tost_equivalent",
     ]
-    assert list(probes_summary(_probe_per_seed(), TOST, STATS).columns) == expected
+    assert list(probes_summary(_probe_per_seed(), TOST, BOOTSTRAP).columns) == expected
     assert studies.PROBE_SUMMARY_COLUMNS == expected
     # Without the TOST budget the TOST columns are still there, empty.
-    other = probes_summary(_probe_per_seed(), {**TOST, "tost_budget": 100}, STATS)
+    other = probes_summary(_probe_per_seed(), {**TOST, "tost_budget": 100}, BOOTSTRAP)
     assert list(other.columns) == expected
     assert other[[c for c in expected if c.startswith("tost_")]].isna().all(axis=None)
 
 
 def test_probes_summary_reports_the_primary_and_the_pooled_probe_seeds_at_50() -> None:
-    table = probes_summary(_probe_per_seed(), TOST, STATS)
+    table = probes_summary(_probe_per_seed(), TOST, BOOTSTRAP)
     assert table[["budget", "probe_seeds", "n_probe_seeds"]].values.tolist() == [
         [25, "777", 1],
         [50, "777", 1],
@@ -500,7 +500,7 @@ def test_probes_summary_works_from_exact_counts() -> None:
     floats = [100 * a / 2000 - 100 * b / 2000 for a, b in ((1503, 1502), (1501, 1500))]
     assert floats[0] != floats[1]
     assert per_seed["diff_pp"].tolist() == [0.05, 0.05, -0.05, -0.05]
-    row = probes_summary(per_seed, TOST, STATS).iloc[0]
+    row = probes_summary(per_seed, TOST, BOOTSTRAP).iloc[0]
     assert row["mean"] == 0.0 and row["t"] == 0.0 and row["d_z"] == 0.0
     assert (row["n_pos"], row["n_neg"], row["n_zero"]) == (2, 2, 0)
     # All four |d| tie: W+ = 5 is the centre of the exact null, so p = 1.
@@ -508,7 +508,7 @@ def test_probes_summary_works_from_exact_counts() -> None:
 
 
 def test_probes_summary_tost_only_at_the_tost_budget() -> None:
-    table = probes_summary(_probe_per_seed(), TOST, STATS)
+    table = probes_summary(_probe_per_seed(), TOST, BOOTSTRAP)
     tost_columns = ["tost_margin_pp", "tost_p", "tost_ci_low", "tost_ci_high", "tost_equivalent"]
     assert set(tost_columns) <= set(table.columns)
     assert table.loc[table["budget"] != 500, tost_columns].isna().all(axis=None)
@@ -570,7 +570,7 @@ def test_per_seed_differences_pooled_results_tie_exactly() -> None:
     )
     pooled = per_seed_differences(rows, 777).query("n_probe_seeds == 5")
     assert pooled["diff_pp"].tolist() == [0.05, 0.05]
-    row = _row(probes_summary(per_seed_differences(rows, 777), TOST, STATS), probe_seeds=POOLED)
+    row = _row(probes_summary(per_seed_differences(rows, 777), TOST, BOOTSTRAP), probe_seeds=POOLED)
     assert row["sd"] == 0.0 and row["p_wilcoxon"] == 0.5
 
 
@@ -597,7 +597,7 @@ def test_probe_figure_plots_one_row_per_seed_and_budget() -> None:
     from workflow import figures
 
     per_seed = _probe_per_seed()
-    fig = figures.probe_differences(per_seed, 0.5, figures.Bootstrap(200, 1, 0.95))
+    fig = figures.probe_differences(per_seed, 0.5, Bootstrap(200, 1, 0.95))
     (points,) = [c for c in fig.axes[0].collections if c.get_gid() == "seed"]
     offsets = points.get_offsets()
     assert len(offsets) == 4 * 3

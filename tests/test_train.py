@@ -19,7 +19,6 @@ from workflow.train import (
     RunRecord,
     TrainingData,
     TrainSettings,
-    configure_torch,
     model_state,
     normalize,
     train_history,
@@ -42,18 +41,8 @@ SETTINGS = TrainSettings(
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _deterministic_torch():
-    previous = (
-        torch.get_num_threads(),
-        torch.are_deterministic_algorithms_enabled(),
-        torch.utils.deterministic.fill_uninitialized_memory,
-    )
-    configure_torch(1)
-    yield
-    torch.set_num_threads(previous[0])
-    torch.use_deterministic_algorithms(previous[1])
-    torch.utils.deterministic.fill_uninitialized_memory = previous[2]
+# Single-threaded deterministic torch for this module's training (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("deterministic_torch")
 
 
 # --------------------------------------------------------------------------- normalize
@@ -653,3 +642,28 @@ def test_batch_stream_state_survives_torch_save(tmp_path) -> None:
     copy = BatchStream(torch.arange(40), 16, seed=0)
     copy.load_state_dict(torch.load(tmp_path / "stream.pt", weights_only=True))
     assert all(torch.equal(a, b) for a, b in zip(_draw(stream, 5), _draw(copy, 5), strict=True))
+
+
+def test_a_fixed_c_order_repeats_the_first_permutation_and_resumes_exactly() -> None:
+    indices = torch.arange(10)
+    passes = 3
+    fixed = BatchStream(indices, 4, seed=5, reshuffle=False)
+    drawn = [torch.cat([next(fixed) for _ in range(3)]) for _ in range(passes)]
+    assert all(torch.equal(drawn[0], later) for later in drawn[1:])
+    assert sorted(drawn[0].tolist()) == list(range(10))
+    # The first pass is the reshuffling stream's first pass: only later passes differ.
+    reshuffled = BatchStream(indices, 4, seed=5)
+    first = [torch.cat([next(reshuffled) for _ in range(3)]) for _ in range(passes)]
+    assert torch.equal(first[0], drawn[0]) and not torch.equal(first[1], drawn[1])
+    # A resumed fixed stream draws what the uninterrupted one draws.
+    stream = BatchStream(indices, 4, seed=5, reshuffle=False)
+    for _ in range(5):
+        next(stream)
+    resumed = BatchStream(indices, 4, seed=5, reshuffle=False)
+    resumed.load_state_dict(stream.state_dict())
+    assert all(torch.equal(next(stream), next(resumed)) for _ in range(7))
+
+
+def test_train_settings_refuse_an_unknown_c_order() -> None:
+    with pytest.raises(ValueError, match="c_order"):
+        TrainSettings(1, 32, 0.05, 0.9, 0.0, "reset", (0, 1), 1, "cpu", "torch", "sorted")

@@ -171,7 +171,10 @@ def test_the_first_differing_checkpoint_is_named_with_both_digests_and_the_count
     assert (first["order"], first["update"]) == ("ABC", 50)
     text = report(table, [])
     assert "2 of 6 checkpoints differ from the reference" in text
-    assert "protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0/seed~101/order~ABC" in text
+    assert (
+        "protocol~class_split/variant~default/act~relu/lr~0.05/optim~reset/stream~0/seed~101/order~ABC"
+        in text
+    )
     assert "base segment, update 50" in text
     assert "reference ABC-0-base-50 (ok)" in text
     assert "rerun     changed-ABC-50 (ok)" in text
@@ -318,10 +321,10 @@ def test_make_verify_runs_the_verify_target():
     result = make("verify", "SEEDS=101,202", "SCOPE=all", "CONFIG=config/smoke.yaml")
     assert result.returncode == 0, result.stderr
     command = " ".join(result.stdout.replace("\\\n", " ").split())
-    assert "snakemake --cores 2 results/verify/all/seeds~101,202.csv" in command
+    assert "snakemake --cores 2 results/smoke/verify/all/seeds~101,202.csv" in command
     assert "--configfile config/smoke.yaml" in command
     default = make("verify", "SEEDS=101")
-    assert "results/verify/main/seeds~101.csv" in default.stdout
+    assert "results/full/verify/main/seeds~101.csv" in default.stdout
     assert "--configfile" not in default.stdout
 
 
@@ -333,7 +336,7 @@ def test_make_verify_without_seeds_says_so():
 
 # The end-to-end test trains two tiny runs, then retrains them: about 2 minutes on 2 cores.
 SEED_101 = [f"{MAIN_RUN}/seed~101/order~{order}/run.json" for order in ("ABC", "BAC")]
-TARGET = "results/verify/main/seeds~101.csv"
+TARGET = "results/smoke/verify/main/seeds~101.csv"
 
 
 def failing_snakemake(workdir: Path, *args: str) -> str:
@@ -378,7 +381,7 @@ def test_verify_passes_on_a_fresh_reference_and_names_a_tampered_checkpoint(tmp_
     rows.to_csv(reference, index=False)
     output = failing_snakemake(workdir, TARGET, *smoke)
     assert "verify_run" not in output.split("Job stats:")[1].split("\n\n")[0]
-    log = (workdir / "logs/verify/main/seeds~101.log").read_text()
+    log = (workdir / "logs/smoke/verify/main/seeds~101.log").read_text()
     for text in (output, log):
         assert "1 of 8 checkpoints differ from the reference" in text
         assert "seed~101/order~BAC" in text and "base segment, update 50" in text
@@ -390,7 +393,7 @@ def test_verify_passes_on_a_fresh_reference_and_names_a_tampered_checkpoint(tmp_
     (workdir / "other.yaml").write_text(yaml.safe_dump(config))
     output = failing_snakemake(workdir, TARGET, "--configfile", "other.yaml")
     assert "Job stats" not in output or "verify_run" not in output.split("Job stats:")[1]
-    log = (workdir / "logs/verify/main/seeds~101.log").read_text()
+    log = (workdir / "logs/smoke/verify/main/seeds~101.log").read_text()
     assert "keys that differ: training.momentum." in log
     current = load_config([workdir / "config.yaml", workdir / "other.yaml"])
     assert training_digest(current) in log

@@ -55,7 +55,10 @@ def snakemake(workdir: Path, *args: str, timeout: int = 900) -> str:
     return output
 
 
-MAIN_RUN = "results/runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0"
+# The small config writes to results/smoke/ and logs/smoke/ (its name).
+MAIN_RUN = (
+    "results/smoke/runs/protocol~class_split/variant~default/act~relu/lr~0.05/optim~reset/stream~0"
+)
 
 
 def test_parsing_the_workflow_imports_no_torch(tmp_path):
@@ -80,7 +83,7 @@ def test_parsing_the_workflow_imports_no_torch(tmp_path):
 
 
 def test_default_config_dry_run_has_the_full_main_study(tmp_path):
-    jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n", "results/summary/main.csv"))
+    jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n", "results/full/summary/main.csv"))
     assert jobs == {
         "prepare_mnist": 1,
         "train_history": 40,
@@ -163,12 +166,12 @@ def test_a_run_path_writes_the_learning_rate_exactly(tmp_path):
     """f"{lr:g}" once wrote 0.05000001 as 0.05: the run would have trained under lr~0.05."""
     workdir = copy_repo(tmp_path)
     override = _smoke_with(workdir, "near", lr=0.05000001)
-    output = snakemake(workdir, "-n", "results/summary/main.csv", "--configfile", override)
+    output = snakemake(workdir, "-n", "results/smoke/summary/main.csv", "--configfile", override)
     assert "/lr~0.05000001/" in output
     assert "/lr~0.05/" not in output
 
 
-DEVICE_CHECK = "results/preflight/device~cuda.json"
+DEVICE_CHECK = "results/smoke/preflight/device~cuda.json"
 
 
 def test_the_device_check_runs_before_every_training_job(tmp_path):
@@ -182,7 +185,7 @@ def test_the_device_check_runs_before_every_training_job(tmp_path):
         assert len(inputs) == jobs[rule] > 0, rule
         assert all(DEVICE_CHECK in line for line in inputs), (rule, inputs)
     assert "preflight" not in job_inputs(output, "train_probes")[0]  # probes run on the CPU
-    rerun = "results/verify/runs/protocol~class_split/act~relu/lr~0.05/optim~reset/stream~0"
+    rerun = MAIN_RUN.replace("results/smoke/runs/", "results/smoke/verify/runs/")
     verify = snakemake(
         workdir, "-n", f"{rerun}/seed~101/order~ABC/through~base.csv", "--configfile", override
     )
@@ -236,8 +239,8 @@ def smoke_run(tmp_path_factory):
 
 
 def test_smoke_summary_is_complete_and_honest(smoke_run):
-    summary = pd.read_csv(smoke_run / "results/summary/main.csv")
-    per_seed = pd.read_csv(smoke_run / "results/tables/main_per_seed.csv")
+    summary = pd.read_csv(smoke_run / "results/smoke/summary/main.csv")
+    per_seed = pd.read_csv(smoke_run / "results/smoke/tables/main_per_seed.csv")
     smoke = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
     seeds = smoke["studies"]["main"]["seeds"]
     endpoint = f"common_{smoke['statistics']['common_endpoint']}"
@@ -275,7 +278,7 @@ def test_smoke_artifacts_carry_provenance(smoke_run):
     assert frame["probe"].sum() == 200
     assert frame.loc[frame["probe"], "fc1"].map(len).eq(128).all()
     assert frame.loc[~frame["probe"], "fc1"].isna().all()
-    provenance = json.loads((smoke_run / "results/summary/main.provenance.json").read_text())
+    provenance = json.loads((smoke_run / "results/smoke/summary/main.provenance.json").read_text())
     assert provenance["config"]["statistics"]["bootstrap_seed"] == 12345
     pair = json.loads(
         (smoke_run / MAIN_RUN / "seed~101/ABC_vs_BAC/base.provenance.json").read_text()
@@ -300,7 +303,10 @@ STATISTICS_RULES = {
     "summarize_noise_floor",
     "summarize_activation",
     "summarize_probes",
+    "summarize_sensitivity",
 }
+# Records the config's digest for the report: every setting that can change a result reruns it.
+ABOUT = "describe_config"
 
 
 def test_every_study_summary_and_figure_is_built(smoke_run):
@@ -313,8 +319,9 @@ def test_every_study_summary_and_figure_is_built(smoke_run):
         "lr_search",
         "rotated",
         "noise_floor",
+        "sensitivity",
     ):
-        table = pd.read_csv(smoke_run / f"results/summary/{study}.csv")
+        table = pd.read_csv(smoke_run / f"results/smoke/summary/{study}.csv")
         assert len(table) > 0, study
     for figure in (
         "main_h_repr",
@@ -326,18 +333,21 @@ def test_every_study_summary_and_figure_is_built(smoke_run):
         "activation",
         "rotated_vs_split",
         "noise_floor",
+        "sensitivity",
     ):
         for ext in ("png", "pdf"):
-            assert (smoke_run / f"results/figures/{figure}.{ext}").stat().st_size > 1000
-    long = pd.read_csv(smoke_run / "results/summary/long.csv")
+            assert (smoke_run / f"results/smoke/figures/{figure}.{ext}").stat().st_size > 1000
+    long = pd.read_csv(smoke_run / "results/smoke/summary/long.csv")
     assert "h_repr_change" in set(long["metric"])
-    search = pd.read_csv(smoke_run / "results/summary/lr_search.csv")
+    search = pd.read_csv(smoke_run / "results/smoke/summary/lr_search.csv")
     assert search["selected"].sum() >= 1 or not search["all_finite"].any()
 
 
 def test_report_collects_figures_and_tables(smoke_run):
-    snakemake(smoke_run, "--configfile", "config/smoke.yaml", "--report", "results/report.html")
-    html = (smoke_run / "results/report.html").read_text(errors="replace")
+    snakemake(
+        smoke_run, "--configfile", "config/smoke.yaml", "--report", "results/smoke/report.html"
+    )
+    html = (smoke_run / "results/smoke/report.html").read_text(errors="replace")
     assert "main_h_repr.png" in html
     assert "noise_floor.csv" in html
     # The config's own values, not fixed text: its name, seeds and CI level.
@@ -347,7 +357,7 @@ def test_report_collects_figures_and_tables(smoke_run):
 
 
 def test_a_figure_reruns_alone(smoke_run):
-    figure = smoke_run / "results/figures/main_h_repr.pdf"
+    figure = smoke_run / "results/smoke/figures/main_h_repr.pdf"
     figure.unlink()
     target = str(figure.relative_to(smoke_run))
     output = snakemake(smoke_run, target, "--configfile", "config/smoke.yaml")
@@ -362,7 +372,8 @@ def test_new_bootstrap_seed_reruns_only_statistics(smoke_run):
     jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "reseeded.yaml"))
     assert STATISTICS_RULES <= set(jobs)
     assert all(
-        rule in STATISTICS_RULES or rule.startswith("plot_") or rule == "all" for rule in jobs
+        rule in STATISTICS_RULES or rule.startswith("plot_") or rule in ("all", ABOUT)
+        for rule in jobs
     ), jobs
 
 
@@ -403,7 +414,7 @@ def test_a_new_tost_margin_reruns_only_the_probe_summary_and_figure(smoke_run):
         config["studies"]["probes"]["tost_margin_pp"] = 0.75
 
     jobs = _dry_run_with(smoke_run, "margin", change)
-    assert set(jobs) - {"all"} == {"summarize_probes", "plot_probe_differences"}, jobs
+    assert set(jobs) - {"all", ABOUT} == {"summarize_probes", "plot_probe_differences"}, jobs
 
 
 def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
@@ -440,15 +451,15 @@ def test_diverging_runs_are_recorded_and_counted_not_dropped(tmp_path):
     config["training"]["lr"] = 1e25  # deliberately unstable: the weights overflow
     config["studies"]["main"]["seeds"] = [101]
     (workdir / "unstable.yaml").write_text(yaml.safe_dump(config))
-    snakemake(workdir, "results/summary/main.csv", "--configfile", "unstable.yaml")
-    run = workdir / "results/runs/protocol~class_split/act~relu/lr~1e+25/optim~reset/stream~0"
+    snakemake(workdir, "results/smoke/summary/main.csv", "--configfile", "unstable.yaml")
+    run = workdir / MAIN_RUN.replace("/lr~0.05/", "/lr~1e+25/")
     record = json.loads((run / "seed~101/order~ABC/run.json").read_text())
     assert record["status"] == "diverged"
     assert record["diverged_at"]["phase"] in {"phase1", "phase2", "common"}
     assert isinstance(record["diverged_at"]["update"], int)
-    per_seed = pd.read_csv(workdir / "results/tables/main_per_seed.csv")
+    per_seed = pd.read_csv(workdir / "results/smoke/tables/main_per_seed.csv")
     assert set(per_seed["status"]) == {"diverged"}
-    summary = pd.read_csv(workdir / "results/summary/main.csv")
+    summary = pd.read_csv(workdir / "results/smoke/summary/main.csv")
     assert (summary["n_diverged"] == 1).all()
     assert (summary["n"] == 0).all()
 
@@ -466,13 +477,16 @@ def test_a_truncated_dump_stops_the_comparison_naming_the_file(smoke_run):
         timeout=600,
     )
     assert result.returncode != 0
-    log = smoke_run / f"logs/{MAIN_RUN.removeprefix('results/')}/seed~202/ABC_vs_BAC/base.log"
+    log = (
+        smoke_run
+        / f"logs/smoke/{MAIN_RUN.removeprefix('results/smoke/')}/seed~202/ABC_vs_BAC/base.log"
+    )
     assert "update~50.parquet: not a readable histres dump" in log.read_text()
 
 
 def test_determinism_audit_passes_and_catches_a_changed_checkpoint(smoke_run):
     """Runs last: it changes a checkpoint of the shared smoke run."""
-    audit = pd.read_csv(smoke_run / "results/audit/determinism.csv")
+    audit = pd.read_csv(smoke_run / "results/smoke/audit/determinism.csv")
     assert len(audit) == 2 * len(
         yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())["training"]["checkpoints"]
     )
@@ -486,7 +500,7 @@ def test_determinism_audit_passes_and_catches_a_changed_checkpoint(smoke_run):
             *SNAKEMAKE,
             "--cores",
             "2",
-            "results/audit/determinism.csv",
+            "results/smoke/audit/determinism.csv",
             "--configfile",
             "config/smoke.yaml",
         ],
@@ -496,7 +510,7 @@ def test_determinism_audit_passes_and_catches_a_changed_checkpoint(smoke_run):
         timeout=600,
     )
     assert result.returncode != 0
-    log = (smoke_run / "logs/audit/determinism.log").read_text()
+    log = (smoke_run / "logs/smoke/audit/determinism.log").read_text()
     assert "determinism audit failed: 1 of" in log
     assert "update~100.npz" in log
 
@@ -540,5 +554,58 @@ def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):
     assert [row[4] for row in rows if row[0] == str(dump.relative_to(smoke_run))] == ["missing"]
     snakemake(smoke_run, str(dump.relative_to(smoke_run)), *smoke)
     assert dump.is_file()
-    plan = snakemake(smoke_run, "-n", "results/summary/main.csv", *smoke)
+    plan = snakemake(smoke_run, "-n", "results/smoke/summary/main.csv", *smoke)
     assert f"{MAIN_RUN}/seed~101/ABC_vs_BAC/base.csv" in plan  # the comparison reads it again
+
+
+def test_variant_runs_never_share_a_path_with_default_runs(tmp_path):
+    """Every variant (even one that changes no identity field, like raw_input) trains at its own
+    variant~ path; a variant that changes the rate names that rate in its path."""
+    workdir = copy_repo(tmp_path)
+    config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
+    config["variants"] = {"slow": {"training": {"lr": 0.04}}}
+    config["studies"]["sensitivity"]["variants"] = ["raw_input", "fixed_c_order", "slow"]
+    (workdir / "variants.yaml").write_text(yaml.safe_dump(config))
+    output = snakemake(workdir, "-n", "--configfile", "variants.yaml")
+    records = re.findall(r"(results/smoke/runs/\S+?/run\.json)", output)
+    runs = {path.removesuffix("/run.json") for path in records}
+    variants = {re.search(r"/variant~(\w+)/", run).group(1) for run in runs}
+    assert variants == {"default", "raw_input", "fixed_c_order", "slow"}
+    by_identity: dict[str, set[str]] = {}
+    for run in runs:
+        rest = re.sub(r"/variant~\w+/", "/", run)
+        by_identity.setdefault(rest, set()).add(run)
+    # raw_input and fixed_c_order share every other field with default runs: only the variant
+    # segment tells them apart, and it does.
+    shared = [paths for paths in by_identity.values() if len(paths) > 1]
+    assert shared
+    for paths in shared:
+        assert len({re.search(r"variant~\w+", path)[0] for path in paths}) == len(paths)
+    assert any("/variant~slow/act~relu/lr~0.04/" in run for run in runs)
+    assert not any("/variant~slow/act~relu/lr~0.05/" in run for run in runs)
+
+
+def test_sensitivity_compares_each_variant_and_rule_with_the_default(smoke_run):
+    summary = pd.read_csv(smoke_run / "results/smoke/summary/sensitivity.csv")
+    config = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
+    arms = summary.groupby("analysis")["arm"].unique()
+    assert set(arms["variant"]) == {"default", *config["studies"]["sensitivity"]["variants"]}
+    # The protocol's rule, two other gaps (one of the three is the protocol's), one grid and
+    # one persistence (config/smoke.yaml).
+    assert "default" in set(arms["matching"]) and len(arms["matching"]) == 5
+    contrasts = summary[summary["contrast"] == "minus_default"]
+    assert set(contrasts["analysis"]) == {"variant", "matching"}
+    assert "default" not in set(contrasts["arm"])
+    per_seed = pd.read_csv(smoke_run / "results/smoke/tables/sensitivity_per_seed.csv")
+    assert set(per_seed["seed"]) <= set(config["studies"]["main"]["seeds"])
+
+    # The variants changed training: raw input from the first task on, a fixed C order only
+    # from C's second pass (the C of the small config is 4 batches long).
+    def digest(variant: str, update: int) -> str:
+        run = MAIN_RUN.replace("/variant~default/", f"/variant~{variant}/")
+        path = smoke_run / run / f"seed~101/order~ABC/checkpoints/update~{update}.npz"
+        return load_checkpoint(path)[1]["params_digest"]
+
+    assert digest("raw_input", 0) != digest("default", 0)
+    assert digest("fixed_c_order", 0) == digest("default", 0)
+    assert digest("fixed_c_order", 100) != digest("default", 100)

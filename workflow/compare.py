@@ -32,6 +32,28 @@ def parameter_distance(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> fl
     return float(np.sqrt(diff) / (0.5 * (norm_a + norm_b)))
 
 
+def percent(mask: np.ndarray) -> float:
+    """% of ``True`` in ``mask``; NaN, not a warning, when it is empty (no probe images)."""
+    return float(100.0 * np.mean(mask)) if mask.size else float("nan")
+
+
+def behaviour_overlap(
+    pred_a: np.ndarray, pred_b: np.ndarray, label: np.ndarray, probe: np.ndarray
+) -> dict[str, float]:
+    """Alternative behaviour definitions, so that "behaviour has converged" can be checked not
+    to hinge on the image set (the probe subset the representations use, instead of the whole
+    test set) or on treating a shared error like a shared answer."""
+    differ = pred_a != pred_b
+    wrong_a, wrong_b = pred_a != label, pred_b != label
+    both_wrong = wrong_a & wrong_b
+    return {
+        "disagreement_probe_pct": percent(differ[probe]),
+        "either_wrong_pct": percent(wrong_a | wrong_b),
+        "both_wrong_pct": percent(both_wrong),
+        "both_wrong_differently_pct": percent(both_wrong & differ),
+    }
+
+
 def compare_checkpoint(
     first: pa.Table,
     second: pa.Table,
@@ -56,6 +78,8 @@ def compare_checkpoint(
     pred_a = first.column("pred").to_numpy()
     pred_b = second.column("pred").to_numpy()
     row["disagreement_pct"] = float(100.0 * np.mean(pred_a != pred_b))
+    label = first.column("label").to_numpy()
+    row.update(behaviour_overlap(pred_a, pred_b, label, probe))
     row["js_divergence"] = float(
         js_divergence(column_matrix(first, "prob"), column_matrix(second, "prob")).mean()
     )

@@ -39,6 +39,12 @@ COLUMNS = (
     "loss_gap",
     "param_distance",
     *(f"dead_{layer}_{order}" for order in ("ABC", "BAC") for layer in HIDDEN),
+    # Alternative behaviour definitions (workflow.compare.behaviour_overlap), appended so that
+    # every column before them keeps its place.
+    "disagreement_probe_pct",
+    "either_wrong_pct",
+    "both_wrong_pct",
+    "both_wrong_differently_pct",
 )
 SEED_IN_PATH = re.compile(r"seed~(\d+)")
 REBUILD = (

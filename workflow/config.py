@@ -109,7 +109,8 @@ def _data_size_errors(config: Mapping[str, Any]) -> list[str]:
     return messages
 
 
-def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
+def _training_errors(config: Mapping[str, Any]) -> list[str]:
+    """Tasks, checkpoint schedules and numerics that contradict each other."""
     messages = []
     split = config["tasks"]["class_split"]
     if set(split["A"]) & set(split["B"]):
@@ -135,6 +136,12 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
             f"config key training.kernels: fused kernels run on the CPU only; with "
             f"training.device {training['device']} set training.kernels: torch"
         )
+    return messages
+
+
+def _study_errors(config: Mapping[str, Any]) -> list[str]:
+    """Seeds, endpoints, budgets and candidates of the studies that cannot work."""
+    messages = []
     for name, study in config["studies"].items():
         seeds = study.get("seeds", [])
         duplicates = sorted({s for s in seeds if seeds.count(s) > 1})
@@ -144,7 +151,7 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
     if unknown:
         messages.append(f"config key audit.seeds: {unknown} are not main-study seeds")
     probes = config["studies"]["probes"]
-    if probes["endpoint"] not in checkpoints:
+    if probes["endpoint"] not in config["training"]["checkpoints"]:
         messages.append(
             f"config key studies.probes.endpoint: {probes['endpoint']} is not one of "
             "training.checkpoints"
@@ -156,7 +163,62 @@ def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
     candidates = config["studies"]["activation"]["candidates"]
     if list(candidates) != sorted(candidates, reverse=True):
         messages.append("config key studies.activation.candidates: must be in descending order")
-    return messages + _data_size_errors(config)
+    return messages
+
+
+def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
+    return _training_errors(config) + _study_errors(config) + _data_size_errors(config)
+
+
+def merge_config(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``override``'s keys, as Snakemake merges config files: nested mappings key
+    by key, lists and scalars whole."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_config(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(paths: Iterable[str | Path]) -> dict[str, Any]:
+    """The config as Snakemake builds it from these files, in order."""
+    config: dict[str, Any] = {}
+    for path in paths:
+        config = merge_config(config, yaml.safe_load(Path(path).read_text()) or {})
+    return config
+
+
+DEFAULT_VARIANT = "default"
+
+
+def variant_config(config: Mapping[str, Any], variant: str) -> dict[str, Any]:
+    """The config a variant's runs are trained and evaluated with: the config with the
+    variant's overrides (``variants:``); the default variant is the config itself."""
+    if variant == DEFAULT_VARIANT:
+        return dict(config)
+    return merge_config(config, config["variants"][variant])
+
+
+def _variant_errors(config: Mapping[str, Any]) -> list[str]:
+    """Variants the sensitivity study names but the config lacks, seeds that are not main
+    seeds (a variant is compared with the default run of the same seed), and each variant's
+    merged config checked like the config itself."""
+    study = config["studies"]["sensitivity"]
+    messages = [
+        f"config key studies.sensitivity.variants: {name} is not an entry of variants"
+        for name in study["variants"]
+        if name not in config["variants"]
+    ]
+    strangers = sorted(set(study["seeds"]) - set(config["studies"]["main"]["seeds"]))
+    if strangers:
+        messages.append(f"config key studies.sensitivity.seeds: {strangers} are not main seeds")
+    for name in config["variants"]:
+        merged = variant_config(config, name)
+        found = _schema_errors(merged) or _protocol_errors(merged)
+        messages += [f"variants.{name}, merged into the config: {m}" for m in found]
+    return messages
 
 
 def validate_config(config: Mapping[str, Any]) -> None:
@@ -164,6 +226,6 @@ def validate_config(config: Mapping[str, Any]) -> None:
     non_finite = _non_finite(config)
     messages = [*non_finite.values(), *_schema_errors(config, skip=non_finite)]
     if not messages:
-        messages = _protocol_errors(config)
+        messages = _protocol_errors(config) or _variant_errors(config)
     if messages:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(messages))

@@ -1,6 +1,6 @@
 """Reading a representation dump without torch (docs/outputs.md, "Parquet dumps").
 
-    dump = read_dump("results/runs/.../order~ABC/dumps/update~10000.parquet")
+    dump = read_dump("results/full/runs/.../order~ABC/dumps/update~10000.parquet")
     dump.frame                     # one row per test image: image, angle, label, probe, ...
     dump.matrix("fc1")             # float64 (n probe images, 128), in image order
     dump.matrix("prob")            # float64 (n images, 10)

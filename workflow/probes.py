@@ -89,7 +89,8 @@ class ProbeSettings:
 
     @classmethod
     def from_config(cls, d: Mapping) -> ProbeSettings:
-        """Settings from a config mapping; missing keys keep the defaults, unknown keys fail."""
+        """Settings from the config's ``studies.probes`` keys (``endpoint`` is the rule's, not a
+        probe setting); missing keys keep the defaults, unknown keys fail."""
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
@@ -98,11 +99,9 @@ class ProbeSettings:
         if "budgets" in kwargs:
             kwargs["budgets"] = tuple(int(b) for b in kwargs["budgets"])
         if "extra_seeds" in kwargs:
-            # YAML gives int keys, JSON gives str keys: accept both.
-            kwargs["extra_seeds"] = {
-                int(budget): tuple(int(s) for s in seeds)
-                for budget, seeds in (kwargs["extra_seeds"] or {}).items()
-            }
+            # The config's shape (studies.probes.extra_seeds): one budget and its seeds.
+            extra = kwargs["extra_seeds"]
+            kwargs["extra_seeds"] = {int(extra["budget"]): tuple(int(s) for s in extra["seeds"])}
         return cls(**kwargs)
 
     def seeds_for(self, budget: int) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ import ast
 import hashlib
 import json
 import platform
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -79,14 +79,25 @@ def behaviour(path: Path) -> bytes:
     return ast.dump(tree, include_attributes=False).encode()
 
 
-def code_version(script: str | Path) -> str:
-    """Short hash of the library code a script runs."""
+def _code_digest(files: Iterable[Path]) -> str:
     digest = hashlib.sha256()
-    for path in library_files(script):
+    for path in files:
         digest.update(path.relative_to(REPO_ROOT.resolve()).as_posix().encode())
         digest.update(b"\0")
         digest.update(behaviour(path))
     return digest.hexdigest()[:16]
+
+
+def code_version(script: str | Path) -> str:
+    """Short hash of the library code a script runs."""
+    return _code_digest(library_files(script))
+
+
+def workflow_version() -> str:
+    """Short hash of the whole ``workflow`` package (every module, adapter and C source), in
+    the form of ``code_version``: the code version a report names."""
+    root = PACKAGE_ROOT.resolve()
+    return _code_digest(sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c")))
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:

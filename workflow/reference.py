@@ -1,7 +1,8 @@
 """Reference results: a small, tracked copy of a finished run's answer, checkable bit for bit.
 
-    python -m workflow.reference export --name full            # results/ -> reference/full/
-    python -m workflow.reference export --name smoke --configfile config/smoke.yaml
+    python -m workflow.reference export                  # results/full/ -> reference/full/
+    python -m workflow.reference export --configfile config/smoke.yaml     # ... smoke/
+    python -m workflow.reference export --tree /path/to/other/clone     # its results/full/
 
 A reference folder holds no checkpoints and no dumps, only what a reader and a verifier need:
 
@@ -29,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
+from workflow.config import DEFAULT_VARIANT, load_config
 from workflow.environment import machine_environment, today
 from workflow.provenance import canonical_json
 
-IDENTITY = ("protocol", "act", "lr", "optim", "stream", "seed", "order")
+IDENTITY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")
 RECORDS = {"base": "run.json", "extended": "extension.json"}
 JOBS = {"base": "train_history", "extended": "extend_history"}
 STUDIES = (
@@ -47,6 +48,7 @@ STUDIES = (
     "long",
     "activation",
     "lr_search",
+    "sensitivity",
 )
 PDF_LIMIT_BYTES = 200_000
 # The pair comparisons the rules write (rules/compare.smk), and nothing else under runs/.
@@ -68,25 +70,6 @@ RUN_COLUMNS = [
     "code_version",
 ]
 CHECKPOINT_COLUMNS = [*IDENTITY, "segment", "update", "status", "params_digest"]
-
-
-def load_config(paths: Iterable[str | Path]) -> dict[str, Any]:
-    """The config as Snakemake builds it: each file's keys replace the previous ones, nested
-    mappings key by key, lists whole."""
-
-    def merge(base: dict, override: Mapping) -> dict:
-        out = dict(base)
-        for key, value in override.items():
-            if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-                out[key] = merge(out[key], value)
-            else:
-                out[key] = value
-        return out
-
-    config: dict[str, Any] = {}
-    for path in paths:
-        config = merge(config, yaml.safe_load(Path(path).read_text()) or {})
-    return config
 
 
 def config_digest(config: Mapping[str, Any]) -> str:
@@ -144,26 +127,27 @@ def _records(results: Path) -> Iterable[tuple[str, Path, dict]]:
             yield segment, path, read_json(path)
 
 
-def _job_seconds(benchmarks: Path, run_dir: Path, results: Path, segment: str) -> float | None:
-    """Wall time of the training job, from Snakemake's benchmark file of that job."""
-    tsv = benchmarks / run_dir.relative_to(results) / f"{JOBS[segment]}.tsv"
+def _job_seconds(logs: Path, run_dir: Path, results: Path, segment: str) -> float | None:
+    """Wall time of the training job, from Snakemake's benchmark file (beside its log)."""
+    tsv = logs / run_dir.relative_to(results) / f"{JOBS[segment]}.benchmark.tsv"
     if not tsv.is_file():
         return None
     return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
 
 
 def run_tables(
-    results: Path, benchmarks: Path, segments: Mapping[str, Sequence[int]]
+    results: Path, logs: Path, segments: Mapping[str, Sequence[int]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, checkpoints): every training job under ``results/runs`` and every checkpoint of
     its segment (``segments``: the config's checkpoint updates), reached or not."""
     runs, checkpoints = [], []
     for segment, path, record in _records(results):
         prov = record["provenance"]
-        identity = {key: prov[key] for key in IDENTITY}
+        # A run's record leaves the default variant out (workflow.identity.RunId.as_dict).
+        identity = {key: prov.get(key, DEFAULT_VARIANT) for key in IDENTITY}
         updates = sum(phase["updates"] for phase in record.get("phases", []))
         train_s = sum(phase["seconds"] for phase in record.get("phases", []))
-        wall_s = _job_seconds(benchmarks, path.parent, results, segment)
+        wall_s = _job_seconds(logs, path.parent, results, segment)
         runs.append(
             {
                 **identity,
@@ -211,12 +195,13 @@ def _copy(source: Path, target: Path) -> None:
 
 def export(
     results: Path,
-    benchmarks: Path,
+    logs: Path,
     out: Path,
     config: Mapping[str, Any],
     repo: Path,
 ) -> dict[str, Any]:
-    """Write the reference folder ``out`` from a results tree; returns its provenance."""
+    """Write the reference folder ``out`` from a config's results and logs (results/<name>,
+    logs/<name>); returns its provenance."""
     commit = git_commit(repo)  # before writing: the folder's own files would make it dirty
     if out.exists():
         shutil.rmtree(out)
@@ -241,7 +226,7 @@ def export(
         "base": config["training"]["checkpoints"],
         "extended": config["training"]["extended_checkpoints"],
     }
-    runs, checkpoints = run_tables(results, benchmarks, segments)
+    runs, checkpoints = run_tables(results, logs, segments)
     write_csv(out / "runs.csv", runs)
     write_csv(out / "checkpoints.csv", checkpoints)
     training = config["training"]
@@ -274,16 +259,20 @@ def read_reference(folder: Path) -> tuple[dict[str, Any], pd.DataFrame]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m workflow.reference", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    export_cmd = commands.add_parser("export", help="write reference/<name>/ from results/")
+    export_cmd = commands.add_parser(
+        "export", help="write reference/<name>/ from results/<name>/ and logs/<name>/"
+    )
     export_cmd.add_argument("--configfile", action="append", default=[])
-    export_cmd.add_argument("--results", type=Path, default=Path("results"))
-    export_cmd.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
+    export_cmd.add_argument(
+        "--tree", type=Path, default=Path("."), help="work tree holding results/ and logs/"
+    )
     export_cmd.add_argument("--out", type=Path, help="default: reference/<config name>")
     args = parser.parse_args(argv)
     repo = Path(__file__).resolve().parent.parent
     config = load_config([repo / "config.yaml", *args.configfile])
     out = args.out or repo / "reference" / config["name"]
-    provenance = export(args.results, args.benchmarks, out, config, repo)
+    results, logs = (args.tree / root / config["name"] for root in ("results", "logs"))
+    provenance = export(results, logs, out, config, repo)
     print(
         f"{out}: complete {', '.join(provenance['studies_complete']) or 'none'}; "
         f"pending {', '.join(provenance['studies_pending']) or 'none'}"

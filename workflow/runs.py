@@ -1,51 +1,20 @@
-"""A run's identity and the in-memory data it trains and is evaluated on.
+"""The in-memory data a run trains and is evaluated on, and a training job's set-up.
 
-    run = RunId.from_wildcards(snakemake.wildcards)
-    data = training_data(arrays, run.protocol, config)
-
-A run is (protocol, activation, lr, optimizer policy, data stream, seed, order). Every study is a
-view on runs, so a run is trained once however many studies use it.
+data = training_data(arrays, run.protocol, config)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from workflow.identity import RunId
 from workflow.mnist import MnistArrays, load_npz
 from workflow.model import HistoryNet, ModelSpec, build_model
 from workflow.tasks import EvaluationImages, evaluation_images, training_tasks
 from workflow.train import TrainingData, configure_torch, normalize
-
-
-@dataclass(frozen=True)
-class RunId:
-    protocol: str
-    act: str
-    lr: float
-    optim: str
-    stream: int
-    seed: int
-    order: str
-
-    @classmethod
-    def from_wildcards(cls, wildcards: Mapping[str, str]) -> RunId:
-        return cls(
-            protocol=wildcards["protocol"],
-            act=wildcards["act"],
-            lr=float(wildcards["lr"]),
-            optim=wildcards["optim"],
-            stream=int(wildcards["stream"]),
-            seed=int(wildcards["seed"]),
-            order=wildcards["order"],
-        )
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def rotated_copies(images: torch.Tensor) -> torch.Tensor:

@@ -8,6 +8,11 @@ equal tie exactly and a zero mean is exactly zero; floats are taken at their exa
 Degenerate inputs (too few seeds, zero variance) give ``nan`` for undefined quantities instead
 of raising; non-finite inputs raise ``ValueError`` because callers must exclude and count
 diverged or unmatched seeds explicitly.
+
+:class:`Bootstrap` is the one home of the bootstrap settings (resamples, seed, CI level), built
+from the config's ``statistics`` section with ``Bootstrap.from_config``; every summary, study
+table and figure takes one. No function here defaults a resample count, a seed, a CI level, a
+TOST margin or an alpha: each comes from the config, through the caller.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +29,7 @@ from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 __all__ = [
+    "Bootstrap",
     "PairedTests",
     "Summary",
     "Tost",
@@ -125,27 +131,68 @@ def _sd(arr: np.ndarray) -> float:
     return float(arr.std(ddof=1))
 
 
-def bootstrap_ci(
-    values: ArrayLike, resamples: int = 10_000, seed: int = 12345, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean.
+@dataclasses.dataclass(frozen=True)
+class Bootstrap:
+    """The percentile bootstrap behind every CI of the workflow (the seed is the unit): the
+    number of resamples, the seed of the generator and the CI level.
+
+    The one source of these settings: build it from the config's ``statistics`` section with
+    :meth:`from_config` and pass it to every summary, study table and figure that draws a CI.
+    """
+
+    resamples: int
+    seed: int
+    level: float
+
+    def __post_init__(self) -> None:
+        for name in ("resamples", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"bootstrap {name} must be an integer; got {value!r}")
+        if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real):
+            raise TypeError(f"CI level must be a number; got {self.level!r}")
+        if self.resamples < 1:
+            raise ValueError(f"bootstrap resamples must be >= 1; got {self.resamples}")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError(f"CI level must be in (0, 1); got {self.level}")
+
+    @classmethod
+    def from_config(cls, statistics: Mapping[str, Any]) -> Bootstrap:
+        """From the config's ``statistics`` section (``bootstrap_resamples``,
+        ``bootstrap_seed``, ``ci_level``); other keys there (``common_endpoint``) are ignored,
+        a missing one raises ``KeyError``."""
+        return cls(
+            resamples=statistics["bootstrap_resamples"],
+            seed=statistics["bootstrap_seed"],
+            level=statistics["ci_level"],
+        )
+
+    def ci(self, values: ArrayLike) -> tuple[float, float]:
+        """Bootstrap CI of the mean of ``values``: :func:`bootstrap_ci` with these settings."""
+        return bootstrap_ci(values, self)
+
+    @property
+    def label(self) -> str:
+        """The CI as a legend or a text names it, e.g. ``95% CI``."""
+        return f"{self.level:.0%} CI"
+
+
+def bootstrap_ci(values: ArrayLike, bootstrap: Bootstrap) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean, with ``bootstrap``'s resamples, seed and level.
 
     A fresh generator per call makes each CI reproducible regardless of call order.
     ``n == 0`` gives ``(nan, nan)``; ``n == 1`` gives ``(v, v)``.
     """
     arr = _as_vector(values, "values")
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1; got {resamples}")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1); got {level}")
     n = arr.size
     if n == 0:
         return (NAN, NAN)
     if n == 1:
         v = float(arr[0])
         return (v, v)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(resamples, n))
+    level = bootstrap.level
+    rng = np.random.default_rng(bootstrap.seed)
+    idx = rng.integers(0, n, size=(bootstrap.resamples, n))
     means = arr[idx].mean(axis=1)
     low, high = np.percentile(means, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
     return (float(low), float(high))
@@ -280,8 +327,8 @@ def paired_tests(d: ArrayLike | Iterable[Any]) -> PairedTests:
     )
 
 
-def tost(d: ArrayLike, margin: float, alpha: float = 0.05) -> Tost:
-    """Paired TOST: is the mean difference within ``(-margin, +margin)``?
+def tost(d: ArrayLike, margin: float, alpha: float) -> Tost:
+    """Paired TOST at level ``alpha``: is the mean difference within ``(-margin, +margin)``?
 
     ``p_lower`` tests H0: mean <= -margin, ``p_upper`` tests H0: mean >= +margin, and
     ``p = max(p_lower, p_upper)``. The reported CI is the matching (1 - 2 alpha) t interval,
@@ -326,13 +373,11 @@ def tost(d: ArrayLike, margin: float, alpha: float = 0.05) -> Tost:
     )
 
 
-def describe(
-    values: ArrayLike, resamples: int = 10_000, seed: int = 12345, level: float = 0.95
-) -> Summary:
-    """n, mean, sample SD (ddof=1; nan if n < 2) and bootstrap CI of the mean.
+def describe(values: ArrayLike, bootstrap: Bootstrap) -> Summary:
+    """n, mean, sample SD (ddof=1; nan if n < 2) and ``bootstrap``'s CI of the mean.
 
     Raises ``ValueError`` on NaN/inf rather than dropping values silently.
     """
     arr = _as_vector(values, "values")
-    ci_low, ci_high = bootstrap_ci(arr, resamples=resamples, seed=seed, level=level)
+    ci_low, ci_high = bootstrap_ci(arr, bootstrap)
     return Summary(n=int(arr.size), mean=_mean(arr), sd=_sd(arr), ci_low=ci_low, ci_high=ci_high)

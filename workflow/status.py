@@ -20,15 +20,17 @@ from pathlib import Path
 
 import pandas as pd
 
-# Benchmark files of each rule that has them (rules/*.smk, `benchmark:`).
+from workflow.config import load_config
+
+# Benchmark files of each rule that has them (rules/*.smk, `benchmark:`), in logs/<name>/.
 BENCHMARKS = {
-    "train_history": "benchmarks/**/train_history.tsv",
-    "extend_history": "benchmarks/**/extend_history.tsv",
-    "dump_representations": "benchmarks/**/dump_base_representations.tsv",
-    "dump_extended_representations": "benchmarks/**/dump_extended_representations.tsv",
-    "trace_stability": "benchmarks/activation/lr_search/**/order~*.tsv",
-    "train_probes": "benchmarks/probes/seed~*.tsv",
-    "audit_run": "benchmarks/audit/**/*.tsv",
+    "train_history": "**/train_history.benchmark.tsv",
+    "extend_history": "**/extend_history.benchmark.tsv",
+    "dump_representations": "**/dump_base_representations.benchmark.tsv",
+    "dump_extended_representations": "**/dump_extended_representations.benchmark.tsv",
+    "trace_stability": "activation/lr_search/**/order~*.benchmark.tsv",
+    "train_probes": "probes/seed~*.benchmark.tsv",
+    "audit_run": "audit/**/*.benchmark.tsv",
 }
 
 
@@ -118,7 +120,9 @@ def main(argv: list[str] | None = None) -> None:
     common = [*args.targets, *(["--configfile", *args.configfile] if args.configfile else [])]
     total = job_counts(_dry_run(["--forceall", *common]))
     left = job_counts(_dry_run(common))
-    print(report(progress_table(total, left, median_seconds(Path("."))), args.cores))
+    name = load_config(["config.yaml", *args.configfile])["name"]
+    seconds = median_seconds(Path("logs") / name)
+    print(report(progress_table(total, left, seconds), args.cores))
 
 
 if __name__ == "__main__":

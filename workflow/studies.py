@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from workflow.probe_columns import PROBE_COLUMNS, PROBE_PER_SEED_COLUMNS  # noqa: F401
-from workflow.stats import paired_tests, tost
-from workflow.summary import TEST_COLUMNS, endpoints, stat_row, status_counts
+from workflow.stats import Bootstrap, paired_tests, tost
+from workflow.summary import STATISTICS, TEST_COLUMNS, endpoints, stat_row, status_counts
 
 
 def ok_rows(comparisons: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -27,7 +27,7 @@ def at_update(comparisons: pd.DataFrame, update: int, metric: str) -> pd.Series:
     return comparisons[comparisons["update"] == update].set_index("seed")[metric]
 
 
-def pilot_summary(per_seed: dict[str, pd.DataFrame], stats: dict) -> pd.DataFrame:
+def pilot_summary(per_seed: dict[str, pd.DataFrame], bootstrap: Bootstrap) -> pd.DataFrame:
     """H_repr and matched counts per optimizer policy, and the paired preserve - reset change."""
     rows = []
     for policy, table in per_seed.items():
@@ -36,7 +36,7 @@ def pilot_summary(per_seed: dict[str, pd.DataFrame], stats: dict) -> pd.DataFram
             rows.append(
                 stat_row(
                     ok["h_repr"],
-                    stats,
+                    bootstrap,
                     signed=False,
                     policy=policy,
                     endpoint=endpoint,
@@ -54,7 +54,7 @@ def pilot_summary(per_seed: dict[str, pd.DataFrame], stats: dict) -> pd.DataFram
             rows.append(
                 stat_row(
                     diff,
-                    stats,
+                    bootstrap,
                     signed=True,
                     policy="preserve_minus_reset",
                     endpoint=endpoint,
@@ -74,7 +74,7 @@ LONG_METRICS = ("h_repr", "acc_ABC_pct", "acc_BAC_pct", "acc_gap_pp", "disagreem
 
 
 def long_summary(
-    comparisons: pd.DataFrame, updates: list[int], start: int, end: int, stats: dict
+    comparisons: pd.DataFrame, updates: list[int], start: int, end: int, bootstrap: Bootstrap
 ) -> pd.DataFrame:
     """Metrics at each reported update, and the paired H_repr change from ``start`` to ``end``."""
     ok, n_diverged = ok_rows(comparisons)
@@ -85,7 +85,7 @@ def long_summary(
             rows.append(
                 stat_row(
                     at_update(ok, update, metric),
-                    stats,
+                    bootstrap,
                     signed=False,
                     update=update,
                     metric=metric,
@@ -97,7 +97,7 @@ def long_summary(
     rows.append(
         stat_row(
             change,
-            stats,
+            bootstrap,
             signed=True,
             update=f"{end}-{start}",
             metric="h_repr_change",
@@ -151,7 +151,7 @@ def noise_floor_table(
     return pd.DataFrame(rows).reindex(columns=columns).astype({"update": "Int64"})
 
 
-def noise_floor_summary(per_seed: pd.DataFrame, stats: dict) -> pd.DataFrame:
+def noise_floor_summary(per_seed: pd.DataFrame, bootstrap: Bootstrap) -> pd.DataFrame:
     """Statistics of the excess (paired tests against zero), the order effect, the floor and
     each pair of the square, per endpoint."""
     metrics = [column for column in per_seed.columns if column in ("excess", "h_order")]
@@ -165,7 +165,7 @@ def noise_floor_summary(per_seed: pd.DataFrame, stats: dict) -> pd.DataFrame:
             rows.append(
                 stat_row(
                     ok[metric],
-                    stats,
+                    bootstrap,
                     signed=metric == "excess",
                     endpoint=endpoint,
                     metric=metric,
@@ -179,7 +179,7 @@ ACTIVATION_METRICS = ("h_repr", "disagreement_pct", "acc_gap_pp")
 
 
 def activation_summary(
-    relu: pd.DataFrame, leaky: pd.DataFrame, updates: list[int], stats: dict
+    relu: pd.DataFrame, leaky: pd.DataFrame, updates: list[int], bootstrap: Bootstrap
 ) -> pd.DataFrame:
     """Delta H_repr = LeakyReLU - ReLU paired by seed, and both arms' metrics, per update."""
     relu_ok, relu_diverged = ok_rows(relu)
@@ -194,7 +194,12 @@ def activation_summary(
         delta = at_update(leaky_ok, update, "h_repr") - at_update(relu_ok, update, "h_repr")
         rows.append(
             stat_row(
-                delta.dropna(), stats, signed=True, update=update, metric="delta_h_repr", **counts
+                delta.dropna(),
+                bootstrap,
+                signed=True,
+                update=update,
+                metric="delta_h_repr",
+                **counts,
             )
         )
         for arm, table in (("relu", relu_ok), ("leaky_relu", leaky_ok)):
@@ -202,7 +207,7 @@ def activation_summary(
                 rows.append(
                     stat_row(
                         at_update(table, update, metric),
-                        stats,
+                        bootstrap,
                         signed=False,
                         update=update,
                         metric=f"{metric}_{arm}",
@@ -249,13 +254,7 @@ PROBE_SUMMARY_COLUMNS = [
     "n_probe_seeds",
     "acc_ABC_mean",
     "acc_BAC_mean",
-    "n_undefined",
-    "n",
-    "mean",
-    "sd",
-    "ci_low",
-    "ci_high",
-    *TEST_COLUMNS,
+    *STATISTICS,
     "tost_margin_pp",
     "tost_p",
     "tost_ci_low",
@@ -269,7 +268,7 @@ def _probe_pp(counts: pd.Series, n_test: pd.Series) -> list[Fraction]:
     return [Fraction(100 * int(c), int(n)) for c, n in zip(counts, n_test, strict=True)]
 
 
-def probes_summary(per_seed: pd.DataFrame, probes: dict, stats: dict) -> pd.DataFrame:
+def probes_summary(per_seed: pd.DataFrame, probes: dict, bootstrap: Bootstrap) -> pd.DataFrame:
     """Per budget and set of probe seeds (``probe_seeds``): the S_ABC - S_BAC probe-accuracy
     difference over model seeds, with paired t, Wilcoxon and d_z; TOST at the configured budget.
 
@@ -279,6 +278,8 @@ def probes_summary(per_seed: pd.DataFrame, probes: dict, stats: dict) -> pd.Data
     exact values; percentage points are only the unit they are shown in. At a budget with extra
     probe seeds there are two rows, the primary probe seed's first, then the pooled one. The
     columns are always ``PROBE_SUMMARY_COLUMNS``; the TOST ones are empty off the TOST budget.
+    ``probes`` holds the TOST settings under the config's names (``tost_budget``,
+    ``tost_margin_pp``, ``tost_alpha``); ``bootstrap`` gives the CI of the mean.
     """
     missing = sorted({"seed", "budget", "probe_seeds", "n_probe_seeds"} - set(per_seed.columns))
     missing += sorted({"correct_ABC", "correct_BAC", "n_test"} - set(per_seed.columns))
@@ -294,7 +295,7 @@ def probes_summary(per_seed: pd.DataFrame, probes: dict, stats: dict) -> pd.Data
         n_seeds = len(group)
         row = stat_row(
             [float(d) for d in diffs],
-            stats,
+            bootstrap,
             signed=False,
             budget=int(budget),
             probe_seeds=label,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workflow.stats import describe, paired_tests
+from workflow.stats import Bootstrap, describe, paired_tests
 
 # Signed ABC-minus-BAC differences: a test against zero answers "does order shift this?".
 SIGNED = ("acc_diff_pp", "loss_diff")
@@ -37,6 +37,8 @@ DESCRIBED = (
     "param_distance",
 )
 TEST_COLUMNS = ("t", "p_t", "p_wilcoxon", "wilcoxon_method", "n_pos", "n_neg", "n_zero", "d_z")
+# The order of every study's summary: labels, seed counts, then these statistics.
+STATISTICS = ("n_undefined", "n", "mean", "sd", "ci_low", "ci_high", *TEST_COLUMNS)
 
 
 def endpoints(match, common_endpoint: int) -> tuple[tuple[str, int | None], ...]:
@@ -44,6 +46,14 @@ def endpoints(match, common_endpoint: int) -> tuple[tuple[str, int | None], ...]
     diverged) and the common one. Every study that reads matches names them this way."""
     matched = match.matched_update if match.status == "matched" else None
     return (("matched", matched), (f"common_{common_endpoint}", common_endpoint))
+
+
+def endpoint_label(endpoint: str) -> str:
+    """An endpoint's name as a reader reads it: "matched checkpoint", or for ``common_<N>``
+    "common endpoint, N updates" (with thousands separators)."""
+    if endpoint == "matched":
+        return "matched checkpoint"
+    return f"common endpoint, {int(str(endpoint).split('_')[-1]):,} updates"
 
 
 def endpoint_table(
@@ -68,17 +78,12 @@ def endpoint_table(
     return table.astype({"update": "Int64"})
 
 
-def stat_row(values, stats: dict, signed: bool, **labels) -> dict:
-    """n, mean, bootstrap CI, sd (and paired tests if ``signed``) of the finite ``values``;
-    ``n_undefined`` counts the non-finite ones (e.g. CKA of a dead layer)."""
+def stat_row(values, bootstrap: Bootstrap, signed: bool, **labels) -> dict:
+    """n, mean, ``bootstrap``'s CI, sd (and paired tests if ``signed``) of the finite
+    ``values``; ``n_undefined`` counts the non-finite ones (e.g. CKA of a dead layer)."""
     values = np.asarray(list(values), dtype=float)
     finite = values[np.isfinite(values)]
-    summary = describe(
-        finite,
-        resamples=stats["bootstrap_resamples"],
-        seed=stats["bootstrap_seed"],
-        level=stats["ci_level"],
-    )
+    summary = describe(finite, bootstrap)
     row = {**labels, "n_undefined": len(values) - len(finite), **summary.as_dict()}
     if signed:
         tests = paired_tests(finite).as_dict()
@@ -95,9 +100,9 @@ def status_counts(group: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -> pd.DataFrame:
-    """One row per (endpoint, metric): n, mean, bootstrap CI, sd, and tests where meaningful."""
-    stats = {"bootstrap_resamples": resamples, "bootstrap_seed": seed, "ci_level": level}
+def summarize(per_seed: pd.DataFrame, bootstrap: Bootstrap) -> pd.DataFrame:
+    """One row per (endpoint, metric): n, mean, ``bootstrap``'s CI, sd, and tests where
+    meaningful."""
     rows = []
     for endpoint, group in per_seed.groupby("endpoint", sort=False):
         ok, counts = group[group["status"] == "ok"], status_counts(group)
@@ -106,22 +111,8 @@ def summarize(per_seed: pd.DataFrame, resamples: int, seed: int, level: float) -
             values = ok[metric] if metric in ok else []
             rows.append(
                 stat_row(
-                    values, stats, metric in SIGNED, endpoint=endpoint, metric=metric, **counts
+                    values, bootstrap, metric in SIGNED, endpoint=endpoint, metric=metric, **counts
                 )
             )
-    # The order of every study's summary: labels, seed counts, n, then the statistics.
-    columns = [
-        "endpoint",
-        "metric",
-        "n_seeds",
-        "n_unmatched",
-        "n_diverged",
-        "n_undefined",
-        "n",
-        "mean",
-        "sd",
-        "ci_low",
-        "ci_high",
-        *TEST_COLUMNS,
-    ]
+    columns = ["endpoint", "metric", "n_seeds", "n_unmatched", "n_diverged", *STATISTICS]
     return pd.DataFrame(rows).reindex(columns=columns)

@@ -1,6 +1,11 @@
 """Train one history: task 1, task 2, then common relaxation on C, with checkpoints during C.
 
-    record = train_history(model, data, order="ABC", seed=101, settings=..., on_checkpoint=save)
+    record, state = train_history(model, data, "ABC", seed=101, settings=..., on_checkpoint=save)
+
+This module holds the settings, the record and the phase loop (tasks 1-2, then C). The rest of
+the engine: workflow.learner (the SGD update every phase shares), workflow.relaxation (C: its
+endless stream, checkpoints and resumable states), workflow.resume (the state and the store a
+killed job continues from) and workflow.segment (one training job of a run, with its outputs).
 
 Data lives in memory as normalized tensors; a batch is drawn by index from a seeded
 permutation (the last partial batch is kept, as a default DataLoader does). One process trains
@@ -17,20 +22,23 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from functools import partial
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
 from workflow.heap import HEAP_ENVIRONMENT
-from workflow.kernels import fused_forward
+from workflow.learner import Diverged, Learner, model_state, shuffled_batches
+from workflow.relaxation import BatchStream, Relaxation
+from workflow.resume import ResumeState
 from workflow.tasks import stream_seed
 
 Log = Callable[[str], None]
 PROGRESS_SECONDS = 30.0
+
+
+C_ORDERS = ("reshuffle", "fixed")
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,13 @@ class TrainSettings:
     torch_threads: int
     device: str
     kernels: str
+    # How C is ordered after each pass (config training.c_order): "reshuffle" draws a new
+    # permutation, "fixed" repeats the first. The default keeps positional constructions valid.
+    c_order: str = "reshuffle"
+
+    def __post_init__(self) -> None:
+        if self.c_order not in C_ORDERS:
+            raise ValueError(f"c_order must be one of {C_ORDERS}, not {self.c_order!r}")
 
     @classmethod
     def from_config(cls, training: dict, **overrides) -> TrainSettings:
@@ -70,14 +85,6 @@ class RunRecord:
     init_digest: str = ""
     phases: list[dict] = field(default_factory=list)
     checkpoints: dict[int, str] = field(default_factory=dict)
-
-
-class Diverged(Exception):
-    """``update`` counts from the start of training in phases 1-2, from the start of C in C."""
-
-    def __init__(self, phase: str, update: int) -> None:
-        super().__init__(f"non-finite loss or weights in {phase} at update {update}")
-        self.phase, self.update = phase, update
 
 
 def configure_torch(threads: int) -> None:
@@ -121,49 +128,7 @@ def normalize(images: np.ndarray, mean: float, std: float) -> torch.Tensor:
     return (x.float().div(255) - mean) / std
 
 
-def model_state(model: torch.nn.Module) -> dict[str, np.ndarray]:
-    """A copy of the weights as C-order numpy arrays (never a view of the live tensors)."""
-    return {
-        name: value.detach().cpu().contiguous().numpy().copy()
-        for name, value in model.state_dict().items()
-    }
-
-
-def _batches(indices: torch.Tensor, batch_size: int, generator: torch.Generator):
-    order = indices[torch.randperm(len(indices), generator=generator)]
-    return order.split(batch_size)
-
-
-class BatchStream:
-    """The endless C stream: reshuffles with its own generator each time it is exhausted.
-
-    Its whole position (generator state, current permutation, batch index) is a small state
-    dict, so a resumed run draws exactly the batches an uninterrupted run would have.
-    """
-
-    def __init__(self, indices: torch.Tensor, batch_size: int, seed: int) -> None:
-        self.indices, self.batch_size = indices, batch_size
-        self.generator = torch.Generator().manual_seed(seed)
-        self.batches: tuple[torch.Tensor, ...] = ()
-        self.position = 0
-
-    def __next__(self) -> torch.Tensor:
-        if self.position == len(self.batches):
-            self.batches, self.position = _batches(self.indices, self.batch_size, self.generator), 0
-        self.position += 1
-        return self.batches[self.position - 1]
-
-    def state_dict(self) -> dict:
-        order = torch.cat(self.batches) if self.batches else torch.empty(0, dtype=torch.long)
-        return {"generator": self.generator.get_state(), "order": order, "position": self.position}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.generator.set_state(state["generator"])
-        self.batches = tuple(state["order"].split(self.batch_size)) if len(state["order"]) else ()
-        self.position = state["position"]
-
-
-class _Progress:
+class Progress:
     """A line every PROGRESS_SECONDS (and at each checkpoint): where, how far, the last loss,
     updates/s and the ETA. Cheap to call every update: it reads the clock, nothing else."""
 
@@ -188,11 +153,31 @@ class _Progress:
         )
 
 
-def _finite(model: torch.nn.Module) -> bool:
-    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+@dataclass(frozen=True)
+class History:
+    """Which history a run trains: its task order, and the seed and data stream that fix every
+    shuffle (the initial weights come with the model)."""
+
+    order: str
+    seed: int
+    stream: int = 0
+
+    def shuffle_seed(self, phase: str) -> int:
+        return stream_seed(self.seed, self.order, phase, self.stream)
 
 
-def train_history(
+@dataclass(frozen=True)
+class Hooks:
+    """What training hands out as it goes. Checkpoints come in eval mode; with ``on_state``,
+    a resumable state comes every ``state_every`` C updates between checkpoints."""
+
+    on_checkpoint: Callable[[int, torch.nn.Module], None]
+    log: Log = print
+    on_state: Callable[[ResumeState], None] | None = None
+    state_every: int = 0
+
+
+def train_history(  # noqa: PLR0913 (the plain-values entry point its callers and tests use)
     model: torch.nn.Module,
     data: TrainingData,
     order: str,
@@ -205,172 +190,99 @@ def train_history(
     on_state: Callable[[dict], None] | None = None,
     state_every: int = 0,
 ) -> tuple[RunRecord, dict | None]:
-    """Train ``model`` through the history ``order``; return its record and resumable state.
+    """``run_history`` with every resumable state as the dict that torch.save writes and
+    ``torch.load(..., weights_only=True)`` reads back (see workflow.resume.ResumeState)."""
+
+    def hand_out(state: ResumeState) -> None:
+        on_state(state.to_dict())
+
+    hooks = Hooks(on_checkpoint, log, hand_out if on_state else None, state_every)
+    start = None if resume is None else ResumeState.from_dict(resume)
+    record, state = run_history(model, data, History(order, seed, stream), settings, hooks, start)
+    return record, None if state is None else state.to_dict()
+
+
+def run_history(
+    model: torch.nn.Module,
+    data: TrainingData,
+    history: History,
+    settings: TrainSettings,
+    hooks: Hooks,
+    resume: ResumeState | None = None,
+) -> tuple[RunRecord, ResumeState | None]:
+    """Train ``model`` through ``history``; return its record and resumable state.
 
     Without ``resume``, ``model`` holds the initial weights and training runs phases 1-2, then
-    C up to the last of ``settings.checkpoints``. With ``resume`` (a state returned earlier),
-    C continues from where that state stopped, bit-identically to an uninterrupted run. The
-    state is None when the run diverged. With ``on_state``, a resumable state (the same kind,
-    plus the record so far) is handed over every ``state_every`` C updates between checkpoints,
-    so a killed job can continue from it; pass only the checkpoints after its update then.
+    C up to the last of ``settings.checkpoints``. With ``resume``, whose weights the caller has
+    loaded into ``model``, C continues from where that state stopped, bit-identically to an
+    uninterrupted run; pass only the checkpoints from its update on. The state is None when
+    the run diverged: the record says where.
     """
-    device = torch.device(settings.device)
-    memory = torch.channels_last
-    model.to(device=device, memory_format=memory).train()
-    forward = partial(fused_forward, model) if settings.kernels == "fused" else model
-    images = data.images.to(device)
-    labels = data.labels.to(device)
+    learner = Learner(model, data, settings)
     record = RunRecord(init_digest=params_digest(model_state(model)))
-    if resume and "record" in resume:
-        record = RunRecord(**copy.deepcopy(resume["record"]))
-
-    def optimizer() -> torch.optim.Optimizer:
-        return torch.optim.SGD(
-            model.parameters(),
-            lr=settings.lr,
-            momentum=settings.momentum,
-            weight_decay=settings.weight_decay,
-        )
-
-    def step(opt: torch.optim.Optimizer, batch: torch.Tensor) -> torch.Tensor:
-        batch = batch.to(device)
-        x = images.index_select(0, batch).contiguous(memory_format=memory)
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(forward(x), labels.index_select(0, batch))
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    def mean_loss(losses: list[torch.Tensor], phase: str, first_update: int) -> float:
-        values = torch.stack(losses).double().cpu().numpy()
-        bad = np.flatnonzero(~np.isfinite(values))
-        if len(bad) or not _finite(model):
-            at = first_update + (int(bad[0]) if len(bad) else len(values) - 1)
-            raise Diverged(phase, at)
-        return float(values.mean())
-
-    def resumable(update: int, optimizer_state: dict) -> dict:
-        """Everything C needs to continue from ``update`` as if it had never stopped."""
-        return {
-            "update": update,
-            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-            "optimizer": optimizer_state,
-            "stream": batches.state_dict(),
-        }
-
-    def task_updates(task: str) -> int:
-        return math.ceil(len(data.tasks[task]) / settings.batch_size)
-
-    resumed_at = resume["update"] if resume else 0
+    if resume is not None and resume.between is not None:
+        record = RunRecord(**copy.deepcopy(resume.between.record))
+    resumed_at = 0 if resume is None else resume.update
     if settings.checkpoints[0] < resumed_at:
         raise ValueError(
             f"checkpoints {settings.checkpoints} must come after the resumed update {resumed_at}"
         )
-    # A state saved between checkpoints carries the losses since the last one.
-    pending = (
-        list(resume["pending_losses"].unbind()) if resume and "pending_losses" in resume else []
-    )
-    previous = resumed_at - len(pending)
-    common_updates = max(settings.checkpoints)
-    total = common_updates - resumed_at
+    total = max(settings.checkpoints) - resumed_at
     if resume is None:
-        total += settings.epochs_per_task * (task_updates(order[0]) + task_updates(order[1]))
-    progress = _Progress(total, log)
-    done = 0
-    opt = optimizer()
+        total += sum(_task_updates(data, task, settings) for task in history.order[:2])
+    progress = Progress(total, hooks.log)
     batches = BatchStream(
-        data.tasks["C"], settings.batch_size, stream_seed(seed, order, "common", stream)
+        data.tasks["C"],
+        settings.batch_size,
+        history.shuffle_seed("common"),
+        reshuffle=settings.c_order == "reshuffle",
     )
+    relaxation = Relaxation(learner, batches, record, progress, hooks)
     try:
+        before = 0
         if resume is None:
-            for phase, task in (("phase1", order[0]), ("phase2", order[1])):
-                generator = torch.Generator().manual_seed(stream_seed(seed, order, phase, stream))
-                started, epoch_losses, phase_start = time.perf_counter(), [], done
-                for epoch in range(settings.epochs_per_task):
-                    first, losses = done + 1, []
-                    where = f"{phase} task {task} epoch {epoch + 1}"
-                    for b in _batches(data.tasks[task], settings.batch_size, generator):
-                        losses.append(step(opt, b))
-                        progress.maybe(done + len(losses), where, losses[-1])
-                    done += len(losses)
-                    epoch_losses.append(mean_loss(losses, phase, first))
-                record.phases.append(
-                    {
-                        "phase": phase,
-                        "task": task,
-                        "updates": done - phase_start,
-                        "epoch_loss": epoch_losses,
-                        "seconds": time.perf_counter() - started,
-                    }
-                )
+            before = _task_phases(learner, data, history, record, progress)
             if settings.optimizer_at_common == "reset":
-                opt = optimizer()
+                learner.reset_optimizer()
         else:
-            # A copy: SGD updates its momentum buffers in place, and the caller's state must
-            # stay the state it was.
-            opt.load_state_dict(copy.deepcopy(resume["optimizer"]))
-            batches.load_state_dict(resume["stream"])
-
-        started = time.perf_counter()
-        interval_loss = dict(resume.get("interval_loss", {})) if resume else {}
-        first_c = resume.get("first_c", previous) if resume else previous
-
-        def snapshot(update: int, losses: list[torch.Tensor]) -> dict:
-            return {
-                **resumable(update, copy.deepcopy(opt.state_dict())),
-                "pending_losses": torch.stack(losses).cpu() if losses else torch.empty(0),
-                "interval_loss": dict(interval_loss),
-                "first_c": first_c,
-                "record": copy.deepcopy(vars(record)),
-            }
-
-        for checkpoint in settings.checkpoints:
-            # Losses of this interval so far: a resumed state brings those it had.
-            losses, pending = pending, []
-            while previous + len(losses) < checkpoint:
-                todo = checkpoint - previous - len(losses)
-                if on_state and state_every:
-                    todo = min(todo, state_every - (previous + len(losses)) % state_every)
-                for _ in range(todo):
-                    losses.append(step(opt, next(batches)))
-                    at = previous + len(losses)
-                    progress.maybe(
-                        done + at - max(previous, resumed_at),
-                        f"common C {at}/{common_updates}",
-                        losses[-1],
-                    )
-                at = previous + len(losses)
-                if on_state and state_every and at % state_every == 0 and at < checkpoint:
-                    mean_loss(losses, "common", previous + 1)  # never save a diverged state
-                    on_state(snapshot(at, losses))
-            if losses:
-                interval_loss[checkpoint] = mean_loss(losses, "common", previous + 1)
-            elif not _finite(model):
-                raise Diverged("common", checkpoint)
-            done += checkpoint - max(previous, resumed_at)
-            previous = checkpoint
-            model.eval()
-            on_checkpoint(checkpoint, model)
-            model.train()
-            record.checkpoints[checkpoint] = params_digest(model_state(model))
-            progress.maybe(
-                done,
-                f"common C {checkpoint}/{common_updates}",
-                interval_loss.get(checkpoint),
-                force=True,
-            )
-        record.phases.append(
-            {
-                "phase": "common",
-                "task": "C",
-                "updates": common_updates - first_c,
-                "interval_loss": interval_loss,
-                "seconds": time.perf_counter() - started,
-            }
-        )
+            relaxation.resume_from(resume)
+        relaxation.run(settings.checkpoints, before)
     except Diverged as stop:
         record.status = "diverged"
         record.diverged_at = {"phase": stop.phase, "update": stop.update}
-        log(f"diverged: {stop}")
+        hooks.log(f"diverged: {stop}")
         return record, None
-    return record, resumable(common_updates, opt.state_dict())
+    return record, relaxation.final_state()
+
+
+def _task_updates(data: TrainingData, task: str, settings: TrainSettings) -> int:
+    return settings.epochs_per_task * math.ceil(len(data.tasks[task]) / settings.batch_size)
+
+
+def _task_phases(
+    learner: Learner, data: TrainingData, history: History, record: RunRecord, progress: Progress
+) -> int:
+    """Phases 1-2, each task for ``epochs_per_task`` freshly shuffled epochs; returns the
+    updates run. A phase's record is added as soon as it ends, so a run that diverges in
+    phase 2 still records phase 1."""
+    settings, done = learner.settings, 0
+    for phase, task in (("phase1", history.order[0]), ("phase2", history.order[1])):
+        generator = torch.Generator().manual_seed(history.shuffle_seed(phase))
+        started, epoch_losses, phase_start = time.perf_counter(), [], done
+        for epoch in range(settings.epochs_per_task):
+            where, losses = f"{phase} task {task} epoch {epoch + 1}", []
+            for batch in shuffled_batches(data.tasks[task], settings.batch_size, generator):
+                losses.append(learner.step(batch))
+                progress.maybe(done + len(losses), where, losses[-1])
+            epoch_losses.append(learner.mean_loss(losses, phase, done + 1))
+            done += len(losses)
+        record.phases.append(
+            {
+                "phase": phase,
+                "task": task,
+                "updates": done - phase_start,
+                "epoch_loss": epoch_losses,
+                "seconds": time.perf_counter() - started,
+            }
+        )
+    return done

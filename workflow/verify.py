@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from workflow.config import DEFAULT_VARIANT
 from workflow.identity import lr_text
 from workflow.provenance import canonical_json
 from workflow.reference import IDENTITY, read_reference, training_config, training_digest
@@ -63,6 +64,7 @@ def main_group(config: Mapping[str, Any]) -> dict[str, Any]:
     """The main protocol's run group (identity minus seed and order), as in the reference."""
     return {
         "protocol": "class_split",
+        "variant": DEFAULT_VARIANT,
         "act": config["model"]["activation"],
         "lr": float(config["training"]["lr"]),
         "optim": config["training"]["optimizer_at_common"],
@@ -71,8 +73,11 @@ def main_group(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def normalize_checkpoints(table: pd.DataFrame, digest: str = "params_digest") -> pd.DataFrame:
-    """Typed identity columns and text digests (a CSV reader turns an empty digest into NaN)."""
+    """Typed identity columns and text digests (a CSV reader turns an empty digest into NaN);
+    tables written before variants existed hold default-variant runs only."""
     out = table.copy()
+    if "variant" not in out:
+        out.insert(1, "variant", DEFAULT_VARIANT)
     for column, kind in (("lr", float), ("stream", int), ("seed", int), ("update", int)):
         out[column] = out[column].astype(kind)
     out[digest] = out[digest].fillna("").astype(str)

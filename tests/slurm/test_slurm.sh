@@ -23,7 +23,7 @@ cd "$work"
 # Account and partition from the environment keep the profile's memory and runtime (a
 # --default-resources option would replace them): a dry run shows every job's resources.
 HISTRES_SLURM_ACCOUNT=myproject HISTRES_SLURM_PARTITION=cpu "$snakemake" -n \
-    --profile profiles/slurm results/summary/main.csv --configfile config/smoke.yaml > dry.log 2>&1
+    --profile profiles/slurm results/smoke/summary/main.csv --configfile config/smoke.yaml > dry.log 2>&1
 resources=$(grep -c "resources:" dry.log)
 complete=$(grep "resources:" dry.log | grep "slurm_account=myproject" \
     | grep "slurm_partition=cpu" | grep "mem_mb=" | grep -c "runtime=")
@@ -34,11 +34,11 @@ timeout -k 30 2400 "$snakemake" --profile profiles/slurm --configfile config/smo
     > slurm-run.log 2>&1 || { tail -50 slurm-run.log; exit 1; }
 
 failed=0
-for study in main pilot long probes activation lr_search rotated noise_floor; do
-    [ -s "results/summary/$study.csv" ] || { echo "missing results/summary/$study.csv"; failed=1; }
+for study in main pilot long probes activation lr_search rotated noise_floor sensitivity; do
+    [ -s "results/smoke/summary/$study.csv" ] || { echo "missing results/smoke/summary/$study.csv"; failed=1; }
 done
-figures=$(ls results/figures/*.pdf | wc -l)
-[ "$figures" -eq 9 ] || { echo "expected 9 figures, found $figures"; failed=1; }
+figures=$(ls results/smoke/figures/*.pdf | wc -l)
+[ "$figures" -eq 10 ] || { echo "expected 10 figures, found $figures"; failed=1; }
 grep -q "slurm" .snakemake/log/*.log || { echo "no job went through SLURM"; failed=1; }
 if [ "$failed" -ne 0 ]; then
     echo "0 passed, 1 failed"

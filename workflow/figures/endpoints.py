@@ -32,7 +32,7 @@ from workflow.figures.settings import (
     PROTOCOL_LABEL,
     PROTOCOL_NAMES,
     SEED_COLOR,
-    Bootstrap,
+    seeds_label,
 )
 from workflow.figures.tables import (
     check_one_row_per_seed,
@@ -42,6 +42,8 @@ from workflow.figures.tables import (
     require,
     seed_offsets,
 )
+from workflow.stats import Bootstrap
+from workflow.summary import endpoint_label
 
 # Noise floor: each endpoint's group (order effect, floor) starts this far right of the last.
 _GROUP_STEP = 3.0
@@ -58,10 +60,10 @@ def layer_cka(
     """
     fig, (ax,) = new_figure()
     long, n_excluded = _cka_by_layer(per_seed, endpoint)
-    heading = title or f"{endpoint}"
+    heading = title or endpoint_label(endpoint)
     if long.empty:
         no_data(ax, LAYER_LABEL, CKA_LABEL)
-        return finish(fig, ax, f"{heading} (n = 0 seeds)")
+        return finish(fig, ax, f"{heading} ({seeds_label(0)})")
     jitter = long["seed"].map(seed_offsets(long["seed"].unique())).to_numpy(dtype=np.float64)
     positions = long["pos"].to_numpy(dtype=np.float64)
     draw_seed_points(ax, positions + jitter, long["cka"].to_numpy(dtype=np.float64))
@@ -73,7 +75,7 @@ def layer_cka(
     ax.set_xlim(-0.5, len(CKA_LAYERS) - 0.5)
     label_axes(ax, LAYER_LABEL, CKA_LABEL)
     excluded = f", {n_excluded} excluded" if n_excluded else ""
-    counts = f"n = {long['seed'].nunique()} seeds{excluded}"
+    counts = f"{seeds_label(long['seed'].nunique())}{excluded}"
     return finish(fig, ax, f"{heading} ({counts})", legend_cols=2)
 
 
@@ -109,8 +111,9 @@ def rotated_vs_split(
     """
     fig, (ax,) = new_figure()
     frames = [_h_repr_by_seed(frame, endpoint) for frame in (split, rotated)]
-    counts = ", ".join(f"{n} n = {s.size}" for n, s in zip(PROTOCOL_NAMES, frames, strict=True))
-    heading = f"{title or endpoint} ({counts})"
+    names = zip(PROTOCOL_NAMES, frames, strict=True)
+    counts = ", ".join(f"{name}: {seeds_label(s.size)}" for name, s in names)
+    heading = f"{title or endpoint_label(endpoint)} ({counts})"
     if all(s.empty for s in frames):
         no_data(ax, PROTOCOL_LABEL, H_REPR_LABEL)
         return finish(fig, ax, heading)
@@ -167,7 +170,7 @@ def noise_floor(table: pd.DataFrame, bootstrap: Bootstrap, *, title: str | None 
     _endpoint_ticks(ax, endpoints)
     label_axes(ax, COMPARISON_LABEL, H_REPR_LABEL)
     ax.set_ylim(bottom=0)
-    heading = title or f"{NOISE_FLOOR_TITLE} (n = {data['seed'].nunique()} seeds)"
+    heading = title or f"{NOISE_FLOOR_TITLE} ({seeds_label(data['seed'].nunique())})"
     return finish(fig, ax, heading, legend_cols=2)
 
 
@@ -225,6 +228,8 @@ def _endpoint_ticks(ax: Axes, endpoints: list) -> None:
         [x + dx for x in starts for dx in (0.0, 1.0)], labels=list(NOISE_FLOOR_TICKS) * len(starts)
     )
     # Endpoint names as a second row of (tick-less) minor labels centred under each group.
-    ax.set_xticks([x + 0.5 for x in starts], labels=[str(e) for e in endpoints], minor=True)
+    ax.set_xticks(
+        [x + 0.5 for x in starts], labels=[endpoint_label(e) for e in endpoints], minor=True
+    )
     ax.tick_params(axis="x", which="minor", length=0, pad=4 + 2.5 * FONT_SIZE)
     ax.set_xlim(-0.7, starts[-1] + 1.7)

@@ -36,9 +36,10 @@ from workflow.figures.settings import (
     SAVE_METADATA,
     SEED_COLOR,
     UPDATE_LABEL,
-    Bootstrap,
+    seeds_label,
 )
 from workflow.figures.tables import check_one_row_per_seed, finite_rows, mean_ci_by
+from workflow.stats import Bootstrap
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -213,7 +214,7 @@ def trajectory(
     prefix = f"{name} " if name else ""
     n_seeds = draw_seed_lines(ax, data, "update", y, seed_color, f"{prefix}{PER_SEED_LABEL}")
     summary = mean_ci_by(data, "update", y, bootstrap)
-    mean_label = f"{name} mean" if name else f"mean (n = {n_seeds} seeds)"
+    mean_label = f"{name} mean" if name else f"mean ({seeds_label(n_seeds)})"
     draw_mean_band(ax, summary, "update", color, mean_label, f"{prefix}{bootstrap.label}")
     return data["update"].to_numpy(dtype=np.float64), n_seeds
 

@@ -23,9 +23,10 @@ from workflow.figures.settings import (
     MEAN_COLOR,
     PROBE_DIFF_LABEL,
     REFERENCE_COLOR,
-    Bootstrap,
+    seeds_label,
 )
 from workflow.figures.tables import check_one_row_per_seed, finite_rows, mean_ci_by, seed_offsets
+from workflow.stats import Bootstrap
 
 
 @paper_style
@@ -53,7 +54,7 @@ def probe_differences(
     summary = mean_ci_by(data, "budget", "diff_pp", bootstrap)
     xs = summary["budget"].to_numpy(dtype=np.float64)
     ax.plot(xs, summary["mean"].to_numpy(dtype=np.float64), color=MEAN_COLOR, lw=0.8, zorder=3)
-    label = f"mean ± {bootstrap.label} (n = {data['seed'].nunique()})"
+    label = f"mean ± {bootstrap.label} ({seeds_label(data['seed'].nunique())})"
     draw_mean_bars(ax, xs, summary, MEAN_COLOR, label)
     ax.set_xscale("log")
     ax.set_xticks(xs, labels=[f"{b:g}" for b in xs])

@@ -1,55 +1,14 @@
-"""Every setting the figures share, in one place: the bootstrap behind each CI, sizes, colours,
-axis labels and the paper rc style. Figure modules import from here and define none of their own.
+"""Every drawing setting the figures share, in one place: sizes, colours, axis labels and the
+paper rc style. Figure modules import from here and define none of their own. The bootstrap
+behind each CI is not a drawing setting: it is :class:`workflow.stats.Bootstrap`, built from the
+config's ``statistics`` section like every other statistic of the workflow.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
-from numpy.typing import ArrayLike
-
 from workflow.layers import H_REPR_LAYERS, LAYERS
-from workflow.stats import bootstrap_ci
-
-
-@dataclasses.dataclass(frozen=True)
-class Bootstrap:
-    """The percentile bootstrap behind every CI a figure draws (the seed is the unit).
-
-    Built from the config's ``statistics`` section, so no figure carries its own defaults.
-    """
-
-    resamples: int
-    seed: int
-    level: float
-
-    def __post_init__(self) -> None:
-        if self.resamples < 1:
-            raise ValueError(f"bootstrap resamples must be >= 1; got {self.resamples}")
-        if not 0.0 < self.level < 1.0:
-            raise ValueError(f"CI level must be in (0, 1); got {self.level}")
-
-    @classmethod
-    def from_config(cls, statistics: Mapping[str, Any]) -> Bootstrap:
-        """From the config's ``statistics`` section (``bootstrap_resamples``,
-        ``bootstrap_seed``, ``ci_level``); other keys there are ignored."""
-        return cls(
-            resamples=statistics["bootstrap_resamples"],
-            seed=statistics["bootstrap_seed"],
-            level=statistics["ci_level"],
-        )
-
-    def ci(self, values: ArrayLike) -> tuple[float, float]:
-        """Bootstrap CI of the mean of ``values`` (``(nan, nan)`` when empty)."""
-        return bootstrap_ci(values, resamples=self.resamples, seed=self.seed, level=self.level)
-
-    @property
-    def label(self) -> str:
-        """The CI as a legend names it, e.g. ``95% CI``."""
-        return f"{self.level:.0%} CI"
-
 
 # Column width of a two-column paper, and the full text width for two-panel figures.
 COLUMN_WIDTH_IN = 3.5
@@ -72,6 +31,8 @@ LR_LABEL = "learning rate"
 FINAL_LOSS_LABEL = "final loss (cross-entropy)"
 COMPARISON_LABEL = "comparison, by endpoint"
 NO_DATA = "no data"
+# The sensitivity figure's panels: analysis in summary/sensitivity.csv -> panel title.
+SENSITIVITY_PANELS = {"variant": "training variants", "matching": "matching rules"}
 
 # Legend entries, tick names and default titles.
 PER_SEED_LABEL = "per seed"
@@ -123,3 +84,8 @@ SAVE_METADATA: dict[str, dict[str, None]] = {
     "png": {"Software": None},
     "pdf": {"CreationDate": None},
 }
+
+
+def seeds_label(n: int) -> str:
+    """ "n = 1 seed", "n = 5 seeds"."""
+    return f"n = {n} seed" if n == 1 else f"n = {n} seeds"

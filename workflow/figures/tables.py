@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from workflow.figures.settings import Bootstrap
+from workflow.stats import Bootstrap
 
 SUMMARY_COLUMNS = ("mean", "ci_low", "ci_high", "n", "n_dropped")
 

@@ -25,8 +25,9 @@ from workflow.figures.settings import (
     H_REPR_LABEL,
     LONG_HORIZON_MARKS,
     REFERENCE_COLOR,
-    Bootstrap,
+    seeds_label,
 )
+from workflow.stats import Bootstrap
 
 
 @paper_style
@@ -123,7 +124,9 @@ def activation_trajectories(
         if line.get_gid() == "seed":
             line.set_alpha(0.35)
     has_data = update_axis(ax, np.concatenate(plotted), H_REPR_LABEL)
-    n_text = f"n = {counts[0]}" if counts[0] == counts[1] else f"n = {counts[0]}/{counts[1]}"
-    heading = f"{title or ' vs '.join(ACTIVATION_NAMES)}, lr = {lr:g} ({n_text} seeds)"
+    n_text = (
+        seeds_label(counts[0]) if counts[0] == counts[1] else f"n = {counts[0]}/{counts[1]} seeds"
+    )
+    heading = f"{title or ' vs '.join(ACTIVATION_NAMES)}, lr = {lr:g} ({n_text})"
     # Two legend columns filled column-first: one column per activation function.
     return finish(fig, ax, heading, legend_cols=2 if has_data else None)

@@ -3,8 +3,9 @@
 import pandas as pd
 
 from workflow.artifacts import load_checkpoint, write_csv
+from workflow.identity import RunId
 from workflow.joblog import job_log
-from workflow.runs import RunId, start_training
+from workflow.runs import start_training
 from workflow.train import TrainSettings, train_history
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)

@@ -8,11 +8,12 @@ from workflow import figures
 from workflow.artifacts import read_csv, read_json
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.stats import Bootstrap
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 # A figure's params hold only the settings it draws from (rules/figures.smk): none for lr_search.
 stats = smk.params.config.get("statistics")
-bootstrap = figures.Bootstrap.from_config(stats) if stats else None
+bootstrap = Bootstrap.from_config(stats) if stats else None
 endpoint = f"common_{stats['common_endpoint']}" if stats else None
 
 
@@ -64,6 +65,9 @@ DRAW = {
         table("split"), table("rotated"), endpoint, bootstrap
     ),
     "noise_floor": lambda: figures.noise_floor(table("per_seed"), bootstrap),
+    "sensitivity": lambda: figures.sensitivity_contrasts(
+        table("summary"), "h_repr", "H_repr", bootstrap
+    ),
     "activation": activation,
 }
 

@@ -6,9 +6,11 @@ import pandas as pd
 from workflow.artifacts import load_checkpoint, read_json, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.stats import Bootstrap
 from workflow.studies import activation_summary
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
+bootstrap = Bootstrap.from_config(smk.params.config["statistics"])
 selection = read_json(smk.input.selection)
 
 
@@ -35,9 +37,7 @@ with job_log(smk.log[0]) as log:
     else:
         relu = concat("relu_base", "relu_extended")
         leaky = concat("leaky_relu_base", "leaky_relu_extended")
-        summary = activation_summary(
-            relu, leaky, smk.params.updates, smk.params.config["statistics"]
-        )
+        summary = activation_summary(relu, leaky, smk.params.updates, bootstrap)
         summary.insert(0, "lr", selection["lr"])
         summary["non_finite_checkpoints"] = int((audit["non_finite_values"] > 0).sum())
         summary["diverged_checkpoints"] = int((audit["status"] != "ok").sum())

@@ -4,10 +4,12 @@ each seed's square of runs, at the stream-0 pair's matched checkpoint and the co
 from workflow.artifacts import read_csv, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.stats import Bootstrap
 from workflow.studies import noise_floor_summary, noise_floor_table
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 stats = smk.params.config["statistics"]
+bootstrap = Bootstrap.from_config(stats)
 
 with job_log(smk.log[0]) as log:
     pairs = {
@@ -15,7 +17,7 @@ with job_log(smk.log[0]) as log:
     }
     matches = read_csv(smk.input.matches)
     per_seed = noise_floor_table(pairs, matches, stats["common_endpoint"])
-    summary = noise_floor_summary(per_seed, stats)
+    summary = noise_floor_summary(per_seed, bootstrap)
     write_csv(smk.output.per_seed[0], per_seed)
     write_csv(smk.output.summary[0], summary)
     log(summary.to_string(index=False))

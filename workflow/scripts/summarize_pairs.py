@@ -4,18 +4,18 @@ from workflow.artifacts import read_csv, write_csv, write_json
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.provenance import record
+from workflow.stats import Bootstrap
 from workflow.summary import endpoint_table, summarize
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config["statistics"]
+bootstrap = Bootstrap.from_config(cfg)
 
 with job_log(smk.log[0]) as log:
     comparisons = read_comparisons(smk.input.comparisons, smk.params.segments)
     matches = read_csv(smk.input.matches)
     per_seed = endpoint_table(comparisons, matches, cfg["common_endpoint"])
-    summary = summarize(
-        per_seed, cfg["bootstrap_resamples"], cfg["bootstrap_seed"], cfg["ci_level"]
-    )
+    summary = summarize(per_seed, bootstrap)
     write_csv(smk.output.per_seed, per_seed)
     write_csv(smk.output.summary, summary)
     write_json(

@@ -7,14 +7,16 @@ import pandas as pd
 
 from workflow.artifacts import read_csv, write_csv
 from workflow.joblog import job_log
+from workflow.stats import Bootstrap
 from workflow.studies import per_seed_differences, probes_summary
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
+bootstrap = Bootstrap.from_config(smk.params.config["statistics"])
 
 with job_log(smk.log[0]) as log:
     rows = pd.concat([read_csv(path) for path in smk.input.probes], ignore_index=True)
     per_seed = per_seed_differences(rows, int(smk.params.probe_seed))
-    summary = probes_summary(per_seed, smk.params.tost, smk.params.config["statistics"])
+    summary = probes_summary(per_seed, smk.params.tost, bootstrap)
     write_csv(smk.output.per_seed, per_seed)
     write_csv(smk.output.summary, summary)
     log(summary.to_string(index=False))

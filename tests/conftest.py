@@ -1,0 +1,25 @@
+"""Fixtures shared by test modules."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def deterministic_torch():
+    """Training as the workflow trains (one thread, deterministic kernels) for a module's tests,
+    and the caller's torch settings back afterwards."""
+    import torch
+
+    from workflow.train import configure_torch
+
+    previous = (
+        torch.get_num_threads(),
+        torch.are_deterministic_algorithms_enabled(),
+        torch.utils.deterministic.fill_uninitialized_memory,
+    )
+    configure_torch(1)
+    yield
+    torch.set_num_threads(previous[0])
+    torch.use_deterministic_algorithms(previous[1])
+    torch.utils.deterministic.fill_uninitialized_memory = previous[2]

@@ -1,0 +1,240 @@
+"""Matching sensitivity: does the matched endpoint, and H_repr there, hinge on the matching rule?
+
+The protocol matches a seed at its earliest checkpoint whose accuracy gap is within a tolerance
+with both accuracies high enough (``workflow.matching``). That rule has three arbitrary parts:
+the tolerance, the checkpoint schedule it searches and that one checkpoint suffices. Here each
+is a parameter of a ``MatchRule``, so a study can rerun matching post hoc, from the comparison
+tables alone, under other rules and see whether its conclusion moves:
+
+    rules = one_at_a_time(MatchRule(0.2, 97.0, None, 1), [0.1, 0.3], [1000, 2500], [2])
+    values = matched_values(comparisons, rules, METRICS)
+    arms = {name: rule_endpoint_table(values[values["rule"] == name]) for name in rules}
+    summary, per_seed = sensitivity_summary({"matching": arms}, default_name, bootstrap)
+
+``comparisons`` is a seed-by-update comparison frame of the base segment (what
+``workflow.matching.select_matches`` receives). Torch-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from workflow.matching import is_matched
+from workflow.stats import Bootstrap
+from workflow.summary import STATISTICS, stat_row, status_counts
+
+MATCH_COLUMNS = ["seed", "status", "matched_update"]
+REQUIRED = ("seed", "update", "pair_status", "acc_gap_pp", "acc_ABC_pct", "acc_BAC_pct")
+
+
+@dataclass(frozen=True)
+class MatchRule:
+    """When a pair counts as behaviourally matched.
+
+    ``max_gap_pp`` and ``min_accuracy_pct`` mean what they mean in
+    ``workflow.matching.is_matched`` (same 1e-9 pp tolerance). ``grid_every`` keeps only the
+    existing checkpoints whose update is a multiple of it (None keeps all): would a study that
+    saved fewer checkpoints match later? ``persistence`` is how many consecutive kept
+    checkpoints must match, the matched update being the first: is a match a momentary dip of
+    the gap or a settled state? ``MatchRule(gap, acc, None, 1)`` is the protocol's rule.
+    """
+
+    max_gap_pp: float
+    min_accuracy_pct: float
+    grid_every: int | None
+    persistence: int
+
+    def __post_init__(self) -> None:
+        if self.grid_every is not None and (
+            not isinstance(self.grid_every, int | np.integer) or self.grid_every < 1
+        ):
+            raise ValueError(
+                f"grid_every must be None or a positive integer, not {self.grid_every}"
+            )
+        if not isinstance(self.persistence, int | np.integer) or self.persistence < 1:
+            raise ValueError(f"persistence must be a positive integer, not {self.persistence}")
+
+
+def rule_name(rule: MatchRule) -> str:
+    """A label that names every parameter losslessly, so distinct rules never share a name
+    (e.g. ``gap0.2_acc97.0_every1000_persist2``)."""
+    grid = "all" if rule.grid_every is None else f"every{rule.grid_every}"
+    return (
+        f"gap{float(rule.max_gap_pp)!r}_acc{float(rule.min_accuracy_pct)!r}_{grid}"
+        f"_persist{rule.persistence}"
+    )
+
+
+def one_at_a_time(
+    base: MatchRule,
+    max_gaps_pp: Sequence[float],
+    grids: Sequence[int | None],
+    persistences: Sequence[int],
+) -> dict[str, MatchRule]:
+    """``base`` first, then the variants that change one of its parameters each, so that any
+    difference from ``base`` is attributable to a single choice; duplicates are dropped."""
+    variants = [base]
+    variants += [replace(base, max_gap_pp=gap) for gap in max_gaps_pp]
+    variants += [replace(base, grid_every=every) for every in grids]
+    variants += [replace(base, persistence=n) for n in persistences]
+    return {rule_name(rule): rule for rule in dict.fromkeys(variants)}
+
+
+def check_comparisons(comparisons: pd.DataFrame, metrics: Sequence[str] = ()) -> None:
+    """Refuse a frame that cannot be matched unambiguously: a missing column, or a checkpoint
+    of a seed given twice (which row would count?)."""
+    missing = [c for c in (*REQUIRED, *metrics) if c not in comparisons.columns]
+    if missing:
+        raise ValueError(f"the comparison frame lacks columns {missing}")
+    repeated = comparisons.duplicated(["seed", "update"])
+    if repeated.any():
+        pairs = comparisons.loc[repeated, ["seed", "update"]].values.tolist()
+        raise ValueError(f"(seed, update) pairs given more than once: {pairs}")
+
+
+def kept_checkpoints(group: pd.DataFrame, grid_every: int | None) -> pd.DataFrame:
+    """One seed's rows on the rule's grid, in update order; a grid only ever drops checkpoints,
+    it never invents one that was not saved."""
+    group = group.sort_values("update")
+    if grid_every is None:
+        return group
+    return group[group["update"] % grid_every == 0]
+
+
+def first_persistent_match(group: pd.DataFrame, rule: MatchRule) -> int | None:
+    """The earliest kept update that starts ``rule.persistence`` consecutive matched kept
+    checkpoints. Matches cut short by the last checkpoint do not count: their persistence is
+    never observed."""
+    kept = kept_checkpoints(group, rule.grid_every)
+    hits = [is_matched(row, rule.max_gap_pp, rule.min_accuracy_pct) for _, row in kept.iterrows()]
+    updates = kept["update"].tolist()
+    for start in range(len(hits) - rule.persistence + 1):
+        if all(hits[start : start + rule.persistence]):
+            return int(updates[start])
+    return None
+
+
+def select_matches_by_rule(comparisons: pd.DataFrame, rule: MatchRule) -> pd.DataFrame:
+    """``workflow.matching.select_matches`` under any rule, in its format. A seed with a
+    diverged run is ``diverged`` whatever the grid, judged on all its checkpoints, so a coarse
+    grid cannot turn a diverged seed into a matched one."""
+    check_comparisons(comparisons)
+    rows = []
+    for seed, group in comparisons.groupby("seed", sort=True):
+        if (group["pair_status"] != "ok").any():
+            status, update = "diverged", pd.NA
+        else:
+            found = first_persistent_match(group, rule)
+            status, update = ("unmatched", pd.NA) if found is None else ("matched", found)
+        rows.append({"seed": seed, "status": status, "matched_update": update})
+    return pd.DataFrame(rows, columns=MATCH_COLUMNS).astype({"matched_update": "Int64"})
+
+
+def matched_values(
+    comparisons: pd.DataFrame, rules: Mapping[str, MatchRule], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """One row per (rule, seed): status, matched update and each metric there (NaN unless
+    matched). Long and tidy so that downstream statistics can pair a rule's values with another
+    rule's by seed."""
+    check_comparisons(comparisons, metrics)
+    at = comparisons.set_index(["seed", "update"])
+    frames = []
+    for name, rule in rules.items():
+        matches = select_matches_by_rule(comparisons, rule)
+        for metric in metrics:
+            matches[metric] = [
+                float(at.at[(seed, int(update)), metric]) if status == "matched" else np.nan
+                for seed, status, update in matches[MATCH_COLUMNS].itertuples(index=False)
+            ]
+        frames.append(matches.assign(rule=name))
+    if not frames:
+        return pd.DataFrame(columns=["rule", *MATCH_COLUMNS, *metrics])
+    return pd.concat(frames, ignore_index=True)[["rule", *MATCH_COLUMNS, *metrics]]
+
+
+# --- the sensitivity study's table: every reading next to the default, seed by seed ---------
+
+# What a reading of the protocol could move: the residue, and the behaviour it is matched on.
+METRICS = (
+    "h_repr",
+    "disagreement_pct",
+    "disagreement_probe_pct",
+    "either_wrong_pct",
+    "both_wrong_pct",
+    "both_wrong_differently_pct",
+    "acc_ABC_pct",
+    "acc_BAC_pct",
+    "acc_gap_pp",
+)
+# The pair studies' summary columns (workflow.summary), after the labels of an arm.
+COLUMNS = [
+    *("analysis", "arm", "contrast", "endpoint", "metric", "n_seeds", "n_unmatched"),
+    *("n_diverged", *STATISTICS),
+]
+
+
+def rule_endpoint_table(values: pd.DataFrame) -> pd.DataFrame:
+    """``matched_values``' long frame in the per-seed endpoint layout of the pair studies
+    (``workflow.summary.endpoint_table``): arm = rule, endpoint "matched", status ok when
+    matched."""
+    table = values.rename(columns={"rule": "arm", "matched_update": "update"}).copy()
+    table["status"] = table["status"].replace({"matched": "ok"})
+    table.insert(2, "endpoint", "matched")
+    return table
+
+
+def _arm_rows(analysis: str, arm: str, table: pd.DataFrame, bootstrap: Bootstrap) -> list[dict]:
+    rows = []
+    for endpoint, group in table.groupby("endpoint", sort=False):
+        ok, counts = group[group["status"] == "ok"], status_counts(group)
+        for metric in (*METRICS, "update"):
+            values = ok[metric] if metric in ok else []
+            labels = {"analysis": analysis, "arm": arm, "contrast": "", "endpoint": endpoint}
+            rows.append(stat_row(values, bootstrap, False, **labels, metric=metric, **counts))
+    return rows
+
+
+def _contrast_rows(
+    analysis: str, arm: str, table: pd.DataFrame, default: pd.DataFrame, bootstrap: Bootstrap
+) -> list[dict]:
+    """Per seed, the arm minus the default at each endpoint both reach (seeds ok in both)."""
+    rows = []
+    for endpoint, group in table.groupby("endpoint", sort=False):
+        mine = group[group["status"] == "ok"].set_index("seed")
+        base = default[(default["endpoint"] == endpoint) & (default["status"] == "ok")]
+        both = mine.index.intersection(base.set_index("seed").index)
+        for metric in (*METRICS, "update"):
+            if metric not in mine or metric not in base:
+                continue
+            diff = mine.loc[both, metric].astype(float) - base.set_index("seed").loc[
+                both, metric
+            ].astype(float)
+            labels = {"analysis": analysis, "arm": arm, "contrast": "minus_default"}
+            rows.append(
+                stat_row(diff, bootstrap, True, **labels, endpoint=endpoint, metric=metric)
+                | {"n_seeds": len(group)}
+            )
+    return rows
+
+
+def sensitivity_summary(
+    arms: Mapping[str, Mapping[str, pd.DataFrame]], default: str, bootstrap: Bootstrap
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, per_seed). ``arms``: analysis -> arm -> per-seed endpoint table (seed,
+    endpoint, update, status, metrics), each analysis holding its ``default`` arm. Every arm is
+    described; every other arm is also compared with the default seed by seed."""
+    rows, tables = [], []
+    for analysis, by_arm in arms.items():
+        for arm, table in by_arm.items():
+            rows += _arm_rows(analysis, arm, table, bootstrap)
+            if arm != default:
+                rows += _contrast_rows(analysis, arm, table, by_arm[default], bootstrap)
+            tables.append(table.assign(analysis=analysis, arm=arm))
+    summary = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    per_seed = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    keep = ["analysis", "arm", "seed", "endpoint", "update", "status"]
+    return summary, per_seed.reindex(columns=[*keep, *[m for m in METRICS if m in per_seed]])
