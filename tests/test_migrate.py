@@ -38,7 +38,9 @@ def test_runs_logs_benchmarks_and_traces_move_to_the_config_folders(tmp_path: Pa
     assert (logs / "train_history.benchmark.tsv").read_text() == "s\n1.0\n"
     traces = tmp_path / "results/full/activation/lr_search/lr~0.05/seed~101/order~ABC.json"
     assert traces.is_file()
+    # The run files are gone from the old tree; what is left there is the old comparisons.
     assert not list((tmp_path / "results/runs").rglob("*.json"))
+    assert not (tmp_path / "benchmarks/runs").exists() and not (tmp_path / "logs/runs").exists()
     # What the workflow rebuilds stays where it was.
     assert (tmp_path / "results/summary/main.csv").is_file()
 

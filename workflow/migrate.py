@@ -52,7 +52,20 @@ def migrate(tree: Path, name: str) -> list[tuple[Path, Path]]:
     for source, target in moves:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(source, target)
+    for old in ("results/runs", "logs/runs", "benchmarks/runs"):
+        _remove_empty_folders(tree / old)
     return moves
+
+
+def _remove_empty_folders(root: Path) -> None:
+    """The old tree's folders that the moves emptied, deepest first; anything left stays."""
+    if not root.is_dir():
+        return
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    if not any(root.iterdir()):
+        root.rmdir()
 
 
 def main(argv: list[str] | None = None) -> None:
