@@ -144,6 +144,37 @@ DUMP_CONFIG = {
 }
 
 
+# What a training job depends on (its variant's config), minus what its path sets.
+TRAINING_CONFIG = {
+    variant: slice_config(
+        "data.digests",
+        "data.normalize",
+        "data.subset",
+        "tasks.class_split",
+        "tasks.common_per_digit",
+        "model",
+        "training",
+        # Set per run by its path (the run identity), never read from here; the extended
+        # checkpoints concern only the extension rule, and state_every changes no result (the
+        # adapter reads it from the config, so that changing it reruns nothing).
+        drop=(
+            "model.activation",
+            "training.lr",
+            "training.optimizer_at_common",
+            "training.state_every",
+            "training.extended_checkpoints",
+        ),
+        source=variant_config(config, variant),
+    )
+    for variant in VARIANTS
+}
+
+
+def run_training_config(wildcards):
+    """The training config of the run the wildcards name (its variant's)."""
+    return TRAINING_CONFIG[wildcards.variant]
+
+
 def dump_config(wildcards):
     return DUMP_CONFIG[wildcards.variant]
 

@@ -1,35 +1,6 @@
 # Training: one job per run for phases 1-2 and C to the last base checkpoint; long-horizon
 # runs continue from the resumable state that job leaves; the stability search's short traces.
 
-TRAINING_CONFIG = {
-    variant: slice_config(
-        "data.digests",
-        "data.normalize",
-        "data.subset",
-        "tasks.class_split",
-        "tasks.common_per_digit",
-        "model",
-        "training",
-        # Set per run by its path (the run identity), never read from here; the extended
-        # checkpoints concern only the extension rule, and state_every changes no result (the
-        # adapter reads it from the config, so that changing it reruns nothing).
-        drop=(
-            "model.activation",
-            "training.lr",
-            "training.optimizer_at_common",
-            "training.state_every",
-            "training.extended_checkpoints",
-        ),
-        source=variant_config(config, variant),
-    )
-    for variant in VARIANTS
-}
-
-
-def run_training_config(wildcards):
-    """The training config of the run the wildcards name (its variant's)."""
-    return TRAINING_CONFIG[wildcards.variant]
-
 
 rule train_history:
     input:
