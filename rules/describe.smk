@@ -21,7 +21,6 @@ rule describe_config:
         "../envs/histres.yaml"
     params:
         config=DESCRIBED_CONFIG,
-        configfiles=[os.path.relpath(path) for path in workflow.configfiles],
         code=workflow_version(),
     script:
         adapter("describe_config")

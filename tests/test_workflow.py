@@ -23,6 +23,7 @@ import torch
 import yaml
 
 from workflow.artifacts import load_checkpoint, save_checkpoint
+from workflow.config import load_config
 from workflow.status import job_counts as planned_jobs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,19 +99,22 @@ def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
     jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n"))
     # Main (40 runs) is shared by the pilot's reset arm, long, noise floor stream 0 and the
     # probes; new runs: pilot preserve (10), rotated (10), noise-floor replicates (40: both
-    # orders of the 20 main seeds on stream 1). The activation runs appear only once the
-    # stability search (10 traces at 0.05) has decided.
-    assert jobs["train_history"] == 40 + 10 + 10 + 40
+    # orders of the 20 main seeds on stream 1), the sensitivity variants (2 x 5 seeds x 2
+    # orders, at their own paths). The activation runs appear only once the stability search
+    # (10 traces at 0.05) has decided.
+    assert jobs["train_history"] == 40 + 10 + 10 + 40 + 20
     assert jobs["extend_history"] == 10
-    assert jobs["dump_representations"] == 100
-    # ABC vs BAC: main, rotated, pilot preserve, and the replicates' own order pair.
-    assert jobs["compare_orders_base"] == 20 + 5 + 5 + 20
+    assert jobs["dump_representations"] == 120
+    # ABC vs BAC: main, rotated, pilot preserve, the replicates' own order pair, the variants.
+    assert jobs["compare_orders_base"] == 20 + 5 + 5 + 20 + 10
     # Each replicate against both stream-0 runs of its seed: the rest of the square.
     assert jobs["compare_streams_base"] == 20 * 4
     assert jobs["train_probes"] == 20
     assert jobs["trace_stability"] == 10
-    assert jobs["summarize_pairs"] == 4  # main, rotated, pilot preserve, pilot reset
-    assert sum(n for rule, n in jobs.items() if rule.startswith("plot_")) == 9
+    # main, rotated, pilot preserve, pilot reset, the two variants
+    assert jobs["summarize_pairs"] == 6
+    assert jobs["summarize_sensitivity"] == 1
+    assert sum(n for rule, n in jobs.items() if rule.startswith("plot_")) == 10
 
 
 @pytest.mark.parametrize(
@@ -425,8 +429,9 @@ def test_editing_the_cka_module_reruns_cka_and_below_only(smoke_run):
         jobs = planned_jobs(snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml"))
     finally:
         cka.write_text(original)
-    # main, pilot preserve, rotated, LeakyReLU (ReLU at 0.05 is main), noise-floor replicates
-    assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2 + 2
+    # main, pilot preserve, rotated, LeakyReLU (ReLU at 0.05 is main), noise-floor replicates,
+    # and the two sensitivity variants
+    assert jobs["compare_orders_base"] == 2 + 2 + 2 + 2 + 2 + 2 * 2
     assert jobs["compare_streams_base"] == 2 * 4  # the rest of each seed's square
     assert not {rule for rule in jobs if rule.startswith(("train", "extend", "dump", "trace"))}
 
@@ -450,6 +455,7 @@ def test_diverging_runs_are_recorded_and_counted_not_dropped(tmp_path):
     config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
     config["training"]["lr"] = 1e25  # deliberately unstable: the weights overflow
     config["studies"]["main"]["seeds"] = [101]
+    config["studies"]["sensitivity"]["seeds"] = [101]  # variants pair with main seeds
     (workdir / "unstable.yaml").write_text(yaml.safe_dump(config))
     snakemake(workdir, "results/smoke/summary/main.csv", "--configfile", "unstable.yaml")
     run = workdir / MAIN_RUN.replace("/lr~0.05/", "/lr~1e+25/")
@@ -587,7 +593,7 @@ def test_variant_runs_never_share_a_path_with_default_runs(tmp_path):
 
 def test_sensitivity_compares_each_variant_and_rule_with_the_default(smoke_run):
     summary = pd.read_csv(smoke_run / "results/smoke/summary/sensitivity.csv")
-    config = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
+    config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
     arms = summary.groupby("analysis")["arm"].unique()
     assert set(arms["variant"]) == {"default", *config["studies"]["sensitivity"]["variants"]}
     # The protocol's rule, two other gaps (one of the three is the protocol's), one grid and

@@ -191,9 +191,10 @@ def compare(expected: pd.DataFrame, reruns: pd.DataFrame) -> pd.DataFrame:
 
 
 def describe_run(row: Mapping[str, Any]) -> str:
-    """A run's identity as its path reads (``protocol~class_split/.../order~ABC``)."""
-    lr = lr_text(row["lr"])
-    return "/".join(f"{key}~{lr if key == 'lr' else row[key]}" for key in IDENTITY)
+    """A run's identity as its path reads (``protocol~class_split/.../order~ABC``); a record
+    without a variant is of the default one (workflow.identity.RunId.as_dict)."""
+    run = {"variant": DEFAULT_VARIANT, **dict(row), "lr": lr_text(row["lr"])}
+    return "/".join(f"{key}~{run[key]}" for key in IDENTITY)
 
 
 def _changed(label: str, reference: Any, here: Any) -> str:

@@ -17,7 +17,6 @@ with job_log(smk.log[0]) as log:
         "config digest (SHA-256, training.state_every as null)": config_digest(smk.params.config),
         "code version (workflow package)": smk.params.code,
         "git commit when written": git_commit(REPO_ROOT),
-        "config files": ", ".join(smk.params.configfiles),
         **package_versions(),
     }
     log(f"config {rows['config']}: {rows}")
