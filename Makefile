@@ -70,14 +70,15 @@ verify: $(VENV)/installed
 	$(BIN)/snakemake --cores $(CORES) results/$(NAME)/verify/$(SCOPE)/seeds~$(SEEDS).csv \
 	    $(if $(CONFIG),--configfile $(CONFIG))
 
-# Write reference/<config name>/ from a finished (or partly finished) run, and for the full
-# config the README's results section from it (TREE: the work tree that ran it):
+# Write reference/<config name>/ from a finished (or partly finished) run, and the README's
+# results section from it where the README has one (full, cuda; TREE: the tree that ran it):
 #   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml]
 TREE ?= .
 reference: $(VENV)/installed
 	$(BIN)/python -m workflow.reference export --tree $(TREE) \
 	    $(if $(CONFIG),--configfile $(CONFIG))
-	$(if $(CONFIG),,$(BIN)/python -m workflow.headlines reference/full README.md)
+	if grep -q "results:begin reference/$(NAME) " README.md; then \
+	    $(BIN)/python -m workflow.headlines reference/$(NAME) README.md; fi
 
 # Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
 #   make status [CONFIG=config/smoke.yaml] [TARGETS="results/full/summary/main.csv"]

@@ -5,6 +5,7 @@
 rule summarize_sensitivity:
     input:
         default=PER_SEED.format(study="main"),
+        noise_floor=PER_SEED.format(study="noise_floor"),
         variants=expand(
             PER_SEED, study=[f"variant_{v}" for v in SENSITIVITY["variants"]]
         ),

@@ -130,18 +130,22 @@ def test_noise_floor_is_stated_plainly_whatever_it_shows(low, high, words) -> No
     assert "0.0200 [" in text
 
 
-def test_section_replaces_only_the_marked_block() -> None:
-    readme = f"intro\n{headlines.BEGIN}\nold\n{headlines.END}\noutro\n"
-    new = headlines.replace_section(readme, f"{headlines.BEGIN}\nnew\n{headlines.END}")
-    assert new == f"intro\n{headlines.BEGIN}\nnew\n{headlines.END}\noutro\n"
+def test_section_replaces_only_its_own_marked_block() -> None:
+    full, cuda = Path("reference/full"), Path("reference/cuda")
+    (begin, end), (other_begin, other_end) = headlines.markers(full), headlines.markers(cuda)
+    other = f"{other_begin}\nkept\n{other_end}\n"
+    readme = f"intro\n{begin}\nold\n{end}\n{other}outro\n"
+    new = headlines.replace_section(readme, f"{begin}\nnew\n{end}", full)
+    assert new == f"intro\n{begin}\nnew\n{end}\n{other}outro\n"
     with pytest.raises(ValueError, match="markers"):
-        headlines.replace_section("no markers", "x")
+        headlines.replace_section("no markers", "x", full)
 
 
-def test_readme_results_section_matches_the_reference_folder() -> None:
+@pytest.mark.parametrize("folder", ["reference/full", "reference/cuda"])
+def test_readme_results_section_matches_the_reference_folder(folder: str) -> None:
     """The README's numbers are the reference's: regenerate them and compare."""
     readme = REPO / "README.md"
-    assert headlines.main([str(Path("reference/full")), str(readme), "--check"]) == 0
+    assert headlines.main([folder, str(readme), "--check"]) == 0
 
 
 def test_reference_folder_is_consistent() -> None:

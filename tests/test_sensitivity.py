@@ -20,6 +20,7 @@ from workflow.sensitivity import (
     rule_name,
     select_matches_by_rule,
     sensitivity_summary,
+    with_noise_floor,
 )
 from workflow.stats import Bootstrap
 
@@ -311,6 +312,47 @@ def test_a_variant_is_compared_with_the_default_seed_by_seed() -> None:
     assert {"t", "p_wilcoxon", "d_z"} <= set(summary.columns)
     assert list(summary.columns[:5]) == ["analysis", "arm", "contrast", "endpoint", "metric"]
     assert sorted(per_seed["arm"].unique()) == ["default", "raw"]
+
+
+def test_the_default_arm_carries_the_noise_floor_and_variants_do_not() -> None:
+    default = pd.DataFrame(
+        {
+            "seed": [1, 1, 2, 2],
+            "endpoint": ["matched", "common_10000"] * 2,
+            "update": [500, 10000, 750, 10000],
+            "status": "ok",
+            "h_repr": [0.10, 0.12, 0.20, 0.22],
+        }
+    )
+    floor = pd.DataFrame(
+        {
+            "seed": [1, 1, 2, 2, 3],
+            "endpoint": ["matched", "common_10000"] * 2 + ["matched"],
+            "status": ["ok", "ok", "unmatched", "ok", "ok"],
+            "h_floor": [0.05, 0.06, np.nan, 0.07, 0.50],
+        }
+    )
+    armed = with_noise_floor(default, floor)
+    # Seed 2 has no matched floor (its noise-floor quartet never matched); seed 3 is no
+    # default seed, so it adds no row.
+    assert armed["h_floor"].tolist()[:2] == [0.05, 0.06]
+    assert np.isnan(armed["h_floor"].iloc[2]) and armed["h_floor"].iloc[3] == 0.07
+    variant = default.assign(h_repr=default["h_repr"] + 0.01)
+    summary, per_seed = sensitivity_summary(
+        {"variant": {"default": armed, "raw": variant}}, "default", BOOTSTRAP
+    )
+    floor_rows = summary[summary["metric"] == "h_floor"]
+    assert set(floor_rows["arm"]) == {"default"} and set(floor_rows["contrast"]) == {""}
+    matched = floor_rows.set_index("endpoint").loc["matched"]
+    assert matched.n == 1 and matched["mean"] == pytest.approx(0.05)
+    assert "h_floor" in per_seed.columns
+
+
+def test_a_noise_floor_given_twice_for_a_seed_is_refused() -> None:
+    floor = pd.DataFrame({"seed": [1, 1], "endpoint": "matched", "status": "ok", "h_floor": 0.1})
+    default = pd.DataFrame({"seed": [1], "endpoint": ["matched"], "status": "ok"})
+    with pytest.raises(ValueError, match="more than once"):
+        with_noise_floor(default, floor)
 
 
 def test_protocol_rule_reproduces_the_reference_per_seed_table() -> None:

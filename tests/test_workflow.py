@@ -602,6 +602,10 @@ def test_sensitivity_compares_each_variant_and_rule_with_the_default(smoke_run):
     contrasts = summary[summary["contrast"] == "minus_default"]
     assert set(contrasts["analysis"]) == {"variant", "matching"}
     assert "default" not in set(contrasts["arm"])
+    # The default arm is set beside its noise floor (the small config's noise floor seeds are
+    # the sensitivity seeds).
+    floor = summary[summary["metric"] == "h_floor"]
+    assert set(floor["arm"]) == {"default"} and (floor["n"] > 0).any()
     per_seed = pd.read_csv(smoke_run / "results/smoke/tables/sensitivity_per_seed.csv")
     assert set(per_seed["seed"]) <= set(config["studies"]["main"]["seeds"])
 

@@ -170,6 +170,10 @@ METRICS = (
     "acc_BAC_pct",
     "acc_gap_pp",
 )
+# Described only where a table carries them: the default runs' same-order SGD noise (the noise
+# floor study's H between twins that differ only in data order), the yardstick for a variant's
+# change of h_repr.
+NOISE_FLOOR = ("h_floor",)
 # The pair studies' summary columns (workflow.summary), after the labels of an arm.
 COLUMNS = [
     *("analysis", "arm", "contrast", "endpoint", "metric", "n_seeds", "n_unmatched"),
@@ -189,9 +193,10 @@ def rule_endpoint_table(values: pd.DataFrame) -> pd.DataFrame:
 
 def _arm_rows(analysis: str, arm: str, table: pd.DataFrame, bootstrap: Bootstrap) -> list[dict]:
     rows = []
+    floor = [metric for metric in NOISE_FLOOR if metric in table]
     for endpoint, group in table.groupby("endpoint", sort=False):
         ok, counts = group[group["status"] == "ok"], status_counts(group)
-        for metric in (*METRICS, "update"):
+        for metric in (*METRICS, *floor, "update"):
             values = ok[metric] if metric in ok else []
             labels = {"analysis": analysis, "arm": arm, "contrast": "", "endpoint": endpoint}
             rows.append(stat_row(values, bootstrap, False, **labels, metric=metric, **counts))
@@ -237,4 +242,15 @@ def sensitivity_summary(
     summary = pd.DataFrame(rows).reindex(columns=COLUMNS)
     per_seed = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     keep = ["analysis", "arm", "seed", "endpoint", "update", "status"]
-    return summary, per_seed.reindex(columns=[*keep, *[m for m in METRICS if m in per_seed]])
+    metrics = [m for m in (*METRICS, *NOISE_FLOOR) if m in per_seed]
+    return summary, per_seed.reindex(columns=[*keep, *metrics])
+
+
+def with_noise_floor(default: pd.DataFrame, noise_floor: pd.DataFrame) -> pd.DataFrame:
+    """The default arm's per-seed table with each seed's noise floor at the same endpoint
+    label (NaN where the noise floor study lacks the seed or the endpoint). The floor's matched
+    endpoint is its own study's, matched over all four runs, so it may lie at another update."""
+    floor = noise_floor.loc[noise_floor["status"] == "ok", ["seed", "endpoint", *NOISE_FLOOR]]
+    if floor.duplicated(["seed", "endpoint"]).any():
+        raise ValueError("the noise floor table gives a (seed, endpoint) more than once")
+    return default.merge(floor, on=["seed", "endpoint"], how="left", validate="many_to_one")

@@ -11,6 +11,7 @@ from workflow.sensitivity import (
     one_at_a_time,
     rule_endpoint_table,
     sensitivity_summary,
+    with_noise_floor,
 )
 from workflow.stats import Bootstrap
 
@@ -20,7 +21,8 @@ study, matching = cfg["studies"]["sensitivity"], cfg["matching"]
 
 with job_log(smk.log[0]) as log:
     main = read_csv(smk.input.default)
-    variants = {"default": main[main["seed"].isin(study["seeds"])]}
+    default = main[main["seed"].isin(study["seeds"])]
+    variants = {"default": with_noise_floor(default, read_csv(smk.input.noise_floor))}
     variants |= dict(zip(study["variants"], map(read_csv, smk.input.variants), strict=True))
     protocol = MatchRule(matching["max_accuracy_gap_pp"], matching["min_accuracy_pct"], None, 1)
     rules = one_at_a_time(protocol, study["max_gaps_pp"], study["grids"], study["persistence"])
