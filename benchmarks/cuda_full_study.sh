@@ -7,6 +7,8 @@
 # (pyarrow as .whl/pyarrow*.tar.xz, an unpacked wheel), and MNIST as .whl/mnist.npz.xz when
 # resources/mnist.npz is missing. Writes $OUT/full-cuda.tar.gz (reference/cuda/'s layout) and
 # $OUT/snakemake.log. A second call on the same machine resumes (--rerun-incomplete).
+# A device machine may get the working tree without its history: pass COMMIT=<sha of the
+# commit it is> (written into the command here) so that the export names it.
 set -uo pipefail
 OUT=${OUT:-/tmp/cuda_full}
 DEADLINE=${DEADLINE:-540}  # seconds after start by which everything is packed
@@ -40,6 +42,7 @@ say "snakemake: exit $? ; $(grep -c 'Finished job' "$OUT/snakemake.log") jobs fi
 grep -A12 '^Job stats' "$OUT/snakemake.log" | head -14
 tail -3 "$OUT/snakemake.log"
 $PY -m workflow.reference export --configfile config/cuda.yaml --out "$OUT/pack/cuda" \
+    ${COMMIT:+--commit "$COMMIT"} \
     || say "export failed"
 tar -C "$OUT/pack" -czf "$OUT/full-cuda.tar.gz" cuda && rm -rf "$OUT/pack"
 say "packed $(du -h "$OUT/full-cuda.tar.gz" | cut -f1)"

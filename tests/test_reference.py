@@ -99,6 +99,19 @@ def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) ->
     assert prov["config_digest"] == reference.config_digest(config)
     assert len(read_csv(out / "checkpoints.csv")) == 4
     assert json.loads((out / "provenance.json").read_text())["environment"]["torch_threads"] == 1
+    assert prov["export_commit"] == reference.git_commit(REPO)
+
+
+def test_export_names_the_commit_it_is_told(tmp_path) -> None:
+    """A device machine's copy of the tree has another history: the caller names the commit."""
+    training = {"torch_threads": 1, "kernels": "fused", "device": "cpu"}
+    config = {
+        "name": "tiny",
+        "training": training | {"checkpoints": [0, 25], "extended_checkpoints": []},
+    }
+    out = tmp_path / "reference" / "tiny"
+    prov = reference.export(*_results(tmp_path), out, config, REPO, commit="abc123")
+    assert prov["export_commit"] == "abc123"
 
 
 def test_config_merges_like_snakemake(tmp_path) -> None:

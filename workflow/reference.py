@@ -199,10 +199,13 @@ def export(
     out: Path,
     config: Mapping[str, Any],
     repo: Path,
+    commit: str | None = None,
 ) -> dict[str, Any]:
     """Write the reference folder ``out`` from a config's results and logs (results/<name>,
-    logs/<name>); returns its provenance."""
-    commit = git_commit(repo)  # before writing: the folder's own files would make it dirty
+    logs/<name>); returns its provenance. ``commit`` overrides what git says of ``repo``, for a
+    copy of the tree whose history is not the one it was made from."""
+    if commit is None:
+        commit = git_commit(repo)  # before writing: the folder's own files would make it dirty
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -267,12 +270,15 @@ def main(argv: list[str] | None = None) -> None:
         "--tree", type=Path, default=Path("."), help="work tree holding results/ and logs/"
     )
     export_cmd.add_argument("--out", type=Path, help="default: reference/<config name>")
+    export_cmd.add_argument(
+        "--commit", help="the commit the code was, where the checkout's git cannot tell"
+    )
     args = parser.parse_args(argv)
     repo = Path(__file__).resolve().parent.parent
     config = load_config([repo / "config.yaml", *args.configfile])
     out = args.out or repo / "reference" / config["name"]
     results, logs = (args.tree / root / config["name"] for root in ("results", "logs"))
-    provenance = export(results, logs, out, config, repo)
+    provenance = export(results, logs, out, config, repo, args.commit)
     print(
         f"{out}: complete {', '.join(provenance['studies_complete']) or 'none'}; "
         f"pending {', '.join(provenance['studies_pending']) or 'none'}"
