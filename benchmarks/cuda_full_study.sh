@@ -5,7 +5,7 @@
 #   STUDIES="main noise_floor" DEADLINE=540 bash benchmarks/cuda_full_study.sh
 # Needs python3 with torch (CUDA). Packages the machine lacks may come as wheels in .whl/
 # (pyarrow as .whl/pyarrow*.tar.xz, an unpacked wheel), and MNIST as .whl/mnist.npz.xz when
-# resources/mnist.npz is missing. Writes $OUT/full-cuda.tar.gz (reference/cuda/'s layout) and
+# resources/mnist.npz is missing: benchmarks/cuda_wheels.sh prepares them. Writes $OUT/full-cuda.tar.gz (reference/cuda/'s layout) and
 # $OUT/snakemake.log. A second call on the same machine resumes (--rerun-incomplete).
 # A device machine may get the working tree without its history: pass COMMIT=<sha of the
 # commit it is> (written into the command here) so that the export names it.
