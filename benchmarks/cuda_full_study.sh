@@ -11,7 +11,7 @@
 # commit it is> (written into the command here) so that the export names it.
 set -uo pipefail
 OUT=${OUT:-/tmp/cuda_full}
-DEADLINE=${DEADLINE:-540}  # seconds after start by which everything is packed
+DEADLINE=${DEADLINE:-540} # seconds after start by which everything is packed
 STUDIES=${STUDIES:-main}
 PY=${PYTHON:-python3}
 START=$SECONDS
@@ -42,7 +42,7 @@ say "snakemake: exit $? ; $(grep -c 'Finished job' "$OUT/snakemake.log") jobs fi
 grep -A12 '^Job stats' "$OUT/snakemake.log" | head -14
 tail -3 "$OUT/snakemake.log"
 $PY -m workflow.reference export --configfile config/cuda.yaml --out "$OUT/pack/cuda" \
-    ${COMMIT:+--commit "$COMMIT"} \
-    || say "export failed"
+    ${COMMIT:+--commit "$COMMIT"} ||
+    say "export failed"
 tar -C "$OUT/pack" -czf "$OUT/full-cuda.tar.gz" cuda && rm -rf "$OUT/pack"
 say "packed $(du -h "$OUT/full-cuda.tar.gz" | cut -f1)"
