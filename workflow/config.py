@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from workflow.identity import DEFAULT_VARIANT
+
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "config.schema.yaml"
 
 # Images of each digit 0-9 in MNIST (the data.digests' arrays): the most a subset, C, the probe
@@ -188,9 +190,6 @@ def load_config(paths: Iterable[str | Path]) -> dict[str, Any]:
     for path in paths:
         config = merge_config(config, yaml.safe_load(Path(path).read_text()) or {})
     return config
-
-
-DEFAULT_VARIANT = "default"
 
 
 def variant_config(config: Mapping[str, Any], variant: str) -> dict[str, Any]:

@@ -211,13 +211,12 @@ def _contrast_rows(
     for endpoint, group in table.groupby("endpoint", sort=False):
         mine = group[group["status"] == "ok"].set_index("seed")
         base = default[(default["endpoint"] == endpoint) & (default["status"] == "ok")]
-        both = mine.index.intersection(base.set_index("seed").index)
+        base = base.set_index("seed")
+        both = mine.index.intersection(base.index)
         for metric in (*METRICS, "update"):
             if metric not in mine or metric not in base:
                 continue
-            diff = mine.loc[both, metric].astype(float) - base.set_index("seed").loc[
-                both, metric
-            ].astype(float)
+            diff = mine.loc[both, metric].astype(float) - base.loc[both, metric].astype(float)
             labels = {"analysis": analysis, "arm": arm, "contrast": "minus_default"}
             rows.append(
                 stat_row(diff, bootstrap, True, **labels, endpoint=endpoint, metric=metric)
