@@ -71,12 +71,13 @@ verify: $(VENV)/installed
 	    $(if $(CONFIG),--configfile $(CONFIG))
 
 # Write reference/<config name>/ from a finished (or partly finished) run, and the README's
-# results section from it where the README has one (full, cuda; TREE: the tree that ran it):
-#   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml]
+# results section from it where the README has one (full, cuda; TREE: the tree that ran it).
+# Runs the folder holds and the tree lacks are kept; REPLACE=1 starts the folder afresh:
+#   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml] [REPLACE=1]
 TREE ?= .
 reference: $(VENV)/installed
 	$(BIN)/python -m workflow.reference export --tree $(TREE) \
-	    $(if $(CONFIG),--configfile $(CONFIG))
+	    $(if $(CONFIG),--configfile $(CONFIG)) $(if $(REPLACE),--replace)
 	if grep -q "results:begin reference/$(NAME) " README.md; then \
 	    $(BIN)/python -m workflow.headlines reference/$(NAME) README.md; fi
 

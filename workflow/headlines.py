@@ -299,17 +299,25 @@ def study_text(study: str, summary: pd.DataFrame, config: Mapping[str, Any]) -> 
     return STUDY_TEXT[study](summary)
 
 
-def training_line(reference: Path) -> str:
-    """How much training the reference holds and how fast it ran, from its runs table."""
+def training_line(reference: Path, carried: list[dict]) -> str:
+    """How much training the reference holds and how fast it ran, from its runs table;
+    ``carried``: the runs kept from earlier exports (provenance.json's ``carried_over``)."""
     runs = read_csv(reference / "runs.csv")
     if runs.empty:
         return "No training job has finished yet."
     status = runs["status"].value_counts().to_dict()
+    origins = sorted({f"{run['date']} at `{run['export_commit'][:12]}`" for run in carried})
+    kept = (
+        f" {len(carried)} of them were kept from earlier exports ({', '.join(origins)}) of runs "
+        "this export's tree does not hold (`carried_over` in provenance.json)."
+        if carried
+        else ""
+    )
     return (
         f"Training: {len(runs)} jobs ({', '.join(f'{n} {s}' for s, n in sorted(status.items()))}), "
         f"{int(runs['updates'].sum()):,} updates in {runs['train_s'].sum() / 3600:.1f} h of "
         f"training steps; median {runs['updates_per_s'].median():.1f} updates/s per job "
-        f"(range {runs['updates_per_s'].min():.1f}-{runs['updates_per_s'].max():.1f})."
+        f"(range {runs['updates_per_s'].min():.1f}-{runs['updates_per_s'].max():.1f})." + kept
     )
 
 
@@ -333,7 +341,7 @@ def section(reference: Path) -> str:
         "statistic, of the seeds in the study.",
         "",
     ]
-    lines += [training_line(reference), ""]
+    lines += [training_line(reference, prov.get("carried_over", [])), ""]
     pending = prov["studies_pending"]
     lines.append(
         "**Not yet complete:** " + ", ".join(f"`{s}`" for s in pending) + "."

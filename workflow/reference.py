@@ -16,7 +16,9 @@ A reference folder holds no checkpoints and no dumps, only what a reader and a v
     figures/           every figure (PNG; PDF too when small)
 
 A study counts as complete when its summary exists; the exporter copies what is there and
-lists the rest as pending, so a partial reference is always labelled as such.
+lists the rest as pending, so a partial reference is always labelled as such. Runs the folder
+already holds and the tree lacks are kept, with the export they came from
+(``workflow.accumulate``); ``--replace`` starts the folder afresh.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from workflow.accumulate import Merged, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
 from workflow.environment import machine_environment, today
@@ -200,12 +203,24 @@ def export(
     config: Mapping[str, Any],
     repo: Path,
     commit: str | None = None,
+    replace: bool = False,
 ) -> dict[str, Any]:
     """Write the reference folder ``out`` from a config's results and logs (results/<name>,
     logs/<name>); returns its provenance. ``commit`` overrides what git says of ``repo``, for a
-    copy of the tree whose history is not the one it was made from."""
+    copy of the tree whose history is not the one it was made from. The runs ``out`` already
+    holds and the tree lacks are kept (workflow.accumulate) unless ``replace``."""
     if commit is None:
         commit = git_commit(repo)  # before writing: the folder's own files would make it dirty
+    segments = {
+        "base": config["training"]["checkpoints"],
+        "extended": config["training"]["extended_checkpoints"],
+    }
+    runs, checkpoints = run_tables(results, logs, segments)
+    merged = (
+        Merged(runs, checkpoints)
+        if replace
+        else merge_earlier(out, runs, checkpoints, training_digest(config), [*IDENTITY, "segment"])
+    )
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -225,23 +240,20 @@ def export(
     audit = results / "audit" / "determinism.csv"
     if audit.is_file():
         _copy(audit, out / "audit" / "determinism.csv")
-    segments = {
-        "base": config["training"]["checkpoints"],
-        "extended": config["training"]["extended_checkpoints"],
-    }
-    runs, checkpoints = run_tables(results, logs, segments)
-    write_csv(out / "runs.csv", runs)
-    write_csv(out / "checkpoints.csv", checkpoints)
+    write_csv(out / "runs.csv", merged.runs)
+    write_csv(out / "checkpoints.csv", merged.checkpoints)
     training = config["training"]
     provenance = {
         "name": config["name"],
         "config_digest": config_digest(config),
         "training_config_digest": training_digest(config),
         "export_commit": commit,
-        "training_code": sorted(set(runs["code_version"])) if len(runs) else [],
+        "training_code": sorted(set(merged.runs["code_version"])),
         "date": today(),
         "studies_complete": complete,
         "studies_pending": [s for s in STUDIES if s not in complete],
+        "carried_over": merged.carried,
+        "dropped_earlier_runs": merged.dropped,
         "environment": machine_environment(
             torch_threads=training["torch_threads"],
             kernels=training["kernels"],
@@ -273,16 +285,27 @@ def main(argv: list[str] | None = None) -> None:
     export_cmd.add_argument(
         "--commit", help="the commit the code was, where the checkout's git cannot tell"
     )
+    export_cmd.add_argument(
+        "--replace",
+        action="store_true",
+        help="start the folder afresh instead of keeping the runs it holds and the tree lacks",
+    )
     args = parser.parse_args(argv)
     repo = Path(__file__).resolve().parent.parent
     config = load_config([repo / "config.yaml", *args.configfile])
     out = args.out or repo / "reference" / config["name"]
     results, logs = (args.tree / root / config["name"] for root in ("results", "logs"))
-    provenance = export(results, logs, out, config, repo, args.commit)
+    provenance = export(results, logs, out, config, repo, args.commit, args.replace)
     print(
         f"{out}: complete {', '.join(provenance['studies_complete']) or 'none'}; "
-        f"pending {', '.join(provenance['studies_pending']) or 'none'}"
+        f"pending {', '.join(provenance['studies_pending']) or 'none'}; "
+        f"{len(provenance['carried_over'])} run(s) carried over from the folder's earlier export"
     )
+    if provenance["dropped_earlier_runs"]:
+        print(
+            f"{provenance['dropped_earlier_runs']} run(s) of the earlier export dropped: "
+            "trained under another training config"
+        )
 
 
 if __name__ == "__main__":

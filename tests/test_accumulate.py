@@ -1,0 +1,89 @@
+"""A reference accumulates: an export keeps the runs its folder holds and the tree lacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_reference import REPO, RUN, _record
+from workflow import headlines, reference
+from workflow.accumulate import ReferenceConflict
+from workflow.artifacts import read_csv, read_json, write_json
+
+CONFIG = {
+    "name": "tiny",
+    "training": {
+        "torch_threads": 1,
+        "kernels": "fused",
+        "device": "cpu",
+        "checkpoints": [0, 25],
+        "extended_checkpoints": [],
+    },
+}
+
+
+def _tree(root: Path, runs: dict[tuple[int, str], dict[int, str]]) -> tuple[Path, Path]:
+    """A tree whose results hold ``runs``: (seed, order) -> the digests it reached."""
+    results, logs = root / "results" / "tiny", root / "logs" / "tiny"
+    (results / "runs").mkdir(parents=True)
+    for (seed, order), reached in runs.items():
+        write_json(
+            results / RUN.format(seed=seed, order=order) / "run.json",
+            _record(seed, order, reached, [0, 25]),
+        )
+    return results, logs
+
+
+def _export(tree: tuple[Path, Path], out: Path, commit: str, config=CONFIG, **kwargs) -> dict:
+    return reference.export(*tree, out, config, REPO, commit=commit, **kwargs)
+
+
+def _runs(out: Path) -> list[tuple[int, str]]:
+    table = read_csv(out / "runs.csv")
+    return list(zip(table["seed"], table["order"], strict=True))
+
+
+def test_runs_the_tree_lacks_are_kept_with_the_export_they_came_from(tmp_path) -> None:
+    out = tmp_path / "reference"
+    lost = {(101, "ABC"): {0: "a0", 25: "a25"}, (202, "ABC"): {0: "b0", 25: "b25"}}
+    _export(_tree(tmp_path / "lost", lost), out, commit="first")
+    prov = _export(_tree(tmp_path / "new", {(202, "ABC"): lost[202, "ABC"]}), out, "second")
+    assert _runs(out) == [(101, "ABC"), (202, "ABC")]
+    assert len(read_csv(out / "checkpoints.csv")) == 4
+    [kept] = prov["carried_over"]
+    assert (kept["seed"], kept["order"], kept["export_commit"]) == (101, "ABC", "first")
+    # A third export keeps naming the export that first held the run.
+    prov = _export(_tree(tmp_path / "third", {}), out, "third")
+    assert [run["export_commit"] for run in prov["carried_over"]] == ["first", "second"]
+    assert read_json(out / "provenance.json")["carried_over"] == prov["carried_over"]
+
+
+def test_one_run_with_two_sets_of_bits_stops_the_export(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    other = _tree(tmp_path / "other", {(101, "ABC"): {0: "a0", 25: "XX"}})
+    with pytest.raises(ReferenceConflict, match="seed=101, order=ABC, segment=base at update 25"):
+        _export(other, out, "second")
+    assert read_json(out / "provenance.json")["export_commit"] == "first"  # left as it was
+    prov = _export(other, out, "second", replace=True)
+    assert prov["carried_over"] == []
+    assert set(read_csv(out / "checkpoints.csv")["params_digest"]) == {"a0", "XX"}
+
+
+def test_runs_of_another_training_config_are_dropped_not_kept(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    changed = CONFIG | {"training": CONFIG["training"] | {"lr_note": "another"}}
+    prov = _export(_tree(tmp_path / "two", {}), out, "second", config=changed)
+    assert (prov["carried_over"], prov["dropped_earlier_runs"]) == ([], 1)
+    assert _runs(out) == []
+
+
+def test_the_readme_line_says_how_many_runs_were_kept_and_from_where(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first" * 3)
+    prov = _export(_tree(tmp_path / "new", {(202, "ABC"): {0: "b0", 25: "b25"}}), out, "second")
+    line = headlines.training_line(out, prov["carried_over"])
+    assert line.startswith("Training: 2 jobs (2 ok)")
+    assert f"1 of them were kept from earlier exports ({prov['date']} at `firstfirstfi`)" in line

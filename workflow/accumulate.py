@@ -1,0 +1,112 @@
+"""A reference accumulates across machines and sessions.
+
+The full study takes longer than any one session, and a machine can be lost with the runs it
+trained. An export therefore keeps what the folder it replaces already holds: the runs (and
+their checkpoint digests) that the exporting tree lacks are carried over, each with the export
+it came from. A run both hold must have the same digests at every checkpoint, or the export
+stops: one identity with two sets of bits would make the reference contradict itself.
+
+Runs trained under another training config (`training_config_digest`) are never carried over:
+their digests are not this config's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workflow.artifacts import read_csv, read_json
+
+# Where a carried run was trained, as far as the export that held it knew.
+ORIGIN_KEYS = ("export_commit", "date")
+ORIGIN_ENVIRONMENT = ("cpu_model", "torch_cpu_capability")
+
+
+class ReferenceConflict(RuntimeError):
+    """The tree and the folder it replaces hold one run with different checkpoint digests."""
+
+
+@dataclass(frozen=True)
+class Merged:
+    runs: pd.DataFrame
+    checkpoints: pd.DataFrame
+    carried: list[dict[str, Any]] = field(default_factory=list)
+    # Runs of the earlier folder dropped because its training config differs.
+    dropped: int = 0
+
+
+def _keys(table: pd.DataFrame, key: list[str]) -> pd.Series:
+    return pd.Series(list(table[key].itertuples(index=False, name=None)), index=table.index)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _origins(prov: Mapping[str, Any], key: list[str]) -> tuple[dict[tuple, dict], dict]:
+    """(origin of each run the earlier export had carried itself, the earlier export's own):
+    a carried run keeps the export that first held it."""
+    own = {name: prov.get(name) for name in ORIGIN_KEYS}
+    own |= {name: prov.get("environment", {}).get(name) for name in ORIGIN_ENVIRONMENT}
+    carried = {
+        tuple(entry[name] for name in key): {
+            name: entry[name] for name in (*ORIGIN_KEYS, *ORIGIN_ENVIRONMENT)
+        }
+        for entry in prov.get("carried_over", [])
+    }
+    return carried, own
+
+
+def _check_agreement(tree: pd.DataFrame, earlier: pd.DataFrame, key: list[str]) -> None:
+    both = tree.merge(earlier, on=[*key, "update"], suffixes=("", "_earlier"))
+    differ = both[both["params_digest"].fillna("") != both["params_digest_earlier"].fillna("")]
+    if len(differ):
+        first = differ.iloc[0]
+        run = ", ".join(f"{name}={first[name]}" for name in key)
+        raise ReferenceConflict(
+            f"{len(differ)} checkpoint(s) of runs in both the tree and the reference differ, "
+            f"first {run} at update {first['update']}: the tree has "
+            f"{first['params_digest'] or 'no checkpoint'}, the reference "
+            f"{first['params_digest_earlier'] or 'no checkpoint'}. Check the environment with "
+            "`make verify`, or export with --replace to start the folder afresh."
+        )
+
+
+def merge_earlier(
+    folder: Path,
+    runs: pd.DataFrame,
+    checkpoints: pd.DataFrame,
+    training_digest: str,
+    key: list[str],
+) -> Merged:
+    """The tree's ``runs`` and ``checkpoints`` plus the runs of the reference ``folder`` that
+    the tree lacks (``key``: the columns naming a run's segment)."""
+    if not (folder / "provenance.json").is_file():
+        return Merged(runs, checkpoints)
+    prov = read_json(folder / "provenance.json")
+    earlier_runs = read_csv(folder / "runs.csv")
+    if prov.get("training_config_digest") != training_digest:
+        return Merged(runs, checkpoints, dropped=len(earlier_runs))
+    earlier_checkpoints = read_csv(folder / "checkpoints.csv")
+    _check_agreement(checkpoints, earlier_checkpoints, key)
+    in_tree = set(_keys(runs, key))
+    runs_new = earlier_runs[~_keys(earlier_runs, key).isin(in_tree)]
+    checkpoints_new = earlier_checkpoints[~_keys(earlier_checkpoints, key).isin(in_tree)]
+    origins, own = _origins(prov, key)
+    carried = [
+        {**{name: _plain(v) for name, v in zip(key, run, strict=True)}, **origins.get(run, own)}
+        for run in _keys(runs_new, key)
+    ]
+    return Merged(
+        pd.concat([runs, runs_new], ignore_index=True).sort_values(
+            key, kind="stable", ignore_index=True
+        ),
+        pd.concat([checkpoints, checkpoints_new], ignore_index=True).sort_values(
+            [*key, "update"], kind="stable", ignore_index=True
+        ),
+        carried,
+    )
