@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workflow.status import job_counts, median_seconds, progress_table, report
+from workflow.status import dry_runs, job_counts, median_seconds, progress_table, report
 
 DRY_RUN = """Building DAG of jobs...
 Job stats:
@@ -42,3 +42,13 @@ def test_report_counts_jobs_and_names_unmeasured_rules() -> None:
     assert "not yet measured here: compare_orders_base" in text
     finished = report(progress_table(total, {}, {}), cores=2)
     assert "nothing left to run" in finished
+
+
+def test_dry_runs_plan_while_jobs_are_running() -> None:
+    """A running job's outputs are marked incomplete: without --rerun-incomplete Snakemake
+    refuses to plan (IncompleteFilesException), and make status failed while make full ran."""
+    every, left = dry_runs(["results/full/summary/main.csv"], ["config/smoke.yaml"])
+    for args in (every, left):
+        assert {"-n", "--nolock", "--rerun-incomplete"} <= set(args)
+        assert args[-2:] == ["--configfile", "config/smoke.yaml"]
+    assert "--forceall" in every and "--forceall" not in left

@@ -3,9 +3,11 @@
     python -m workflow.status [--configfile config/smoke.yaml] [--cores 2] [TARGET ...]
 
 Starts nothing. Two dry runs give the counts: every job of the targets (``--forceall``) and the
-jobs still to run. The ETA multiplies the jobs left of each rule by the median wall time of
-that rule's finished jobs on this machine (Snakemake's benchmark files) and divides by the
-cores; rules with no finished job yet are named as unmeasured instead of guessed.
+jobs still to run, those running now included (their outputs are marked incomplete until they
+finish, so the dry runs pass ``--rerun-incomplete``, or Snakemake would refuse to plan). The ETA
+multiplies the jobs left of each rule by the median wall time of that rule's finished jobs on
+this machine (Snakemake's benchmark files) and divides by the cores; rules with no finished job
+yet are named as unmeasured instead of guessed.
 """
 
 from __future__ import annotations
@@ -99,16 +101,22 @@ def report(table: pd.DataFrame, cores: int) -> str:
     return "\n".join(lines)
 
 
+def dry_runs(targets: list[str], configfiles: list[str]) -> tuple[list[str], list[str]]:
+    """The arguments of the two dry runs: (every job, the jobs left)."""
+    common = ["-n", "--nolock", "--rerun-incomplete", *targets]
+    if configfiles:
+        common += ["--configfile", *configfiles]
+    return ["--forceall", *common], common
+
+
 def _dry_run(args: Iterable[str]) -> str:
     out = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--nolock", *args],
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, "-m", "snakemake", *args], capture_output=True, text=True, check=False
     )
+    text = out.stdout + out.stderr
     if out.returncode:
-        raise SystemExit(f"snakemake dry run failed:\n{out.stderr[-3000:]}")
-    return out.stdout + out.stderr
+        raise SystemExit(f"snakemake dry run failed:\n{text[-3000:]}")
+    return text
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,9 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--configfile", action="append", default=[])
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
-    common = [*args.targets, *(["--configfile", *args.configfile] if args.configfile else [])]
-    total = job_counts(_dry_run(["--forceall", *common]))
-    left = job_counts(_dry_run(common))
+    every, remaining = dry_runs(args.targets, args.configfile)
+    total, left = job_counts(_dry_run(every)), job_counts(_dry_run(remaining))
     name = load_config(["config.yaml", *args.configfile])["name"]
     seconds = median_seconds(Path("logs") / name)
     print(report(progress_table(total, left, seconds), args.cores))
