@@ -176,7 +176,7 @@ def test_reference_folder_is_consistent() -> None:
 
 
 def test_every_study_of_a_reference_has_a_headline_text() -> None:
-    assert set(reference.STUDIES) == set(headlines.STUDY_TEXT) | {"probes"}
+    assert set(reference.STUDIES) == set(headlines.STUDY_TEXT) | {"probes", "sensitivity"}
     assert set(reference.STUDIES) == set(headlines.QUESTIONS)
 
 

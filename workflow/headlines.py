@@ -20,6 +20,8 @@ from typing import Any
 import pandas as pd
 
 from workflow.artifacts import read_csv, read_json
+from workflow.choices import choices_text
+from workflow.markdown import interval, number, p_value, pick, table, tests_text, verdict
 from workflow.stats import Bootstrap
 from workflow.summary import endpoint_label
 
@@ -51,57 +53,6 @@ QUESTIONS = {
     "sensitivity": "Do the choices the protocol leaves open move the residue? Each variant's "
     "runs and each matching rule against the default, paired by seed.",
 }
-
-
-def number(value: float, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:.{digits}f}"
-
-
-def p_value(value: float) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:.2g}" if value >= 1e-4 else f"{value:.1e}"
-
-
-def interval(row: pd.Series, digits: int = 4) -> str:
-    """ "mean [low, high]" of a summary row."""
-    return (
-        f"{number(row['mean'], digits)} "
-        f"[{number(row['ci_low'], digits)}, {number(row['ci_high'], digits)}]"
-    )
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def pick(summary: pd.DataFrame, **where) -> pd.Series:
-    rows = summary
-    for key, value in where.items():
-        rows = rows[rows[key].astype(str) == str(value)]
-    if len(rows) != 1:
-        raise ValueError(f"expected one summary row for {where}, found {len(rows)}")
-    return rows.iloc[0]
-
-
-def tests_text(row: pd.Series) -> str:
-    return (
-        f"paired t p = {p_value(row['p_t'])}, Wilcoxon p = {p_value(row['p_wilcoxon'])}, "
-        f"d_z = {number(row['d_z'], 2)}"
-    )
-
-
-def verdict(row: pd.Series, above: str, inside: str, below: str) -> str:
-    """Which side of zero the CI of a signed difference lies on, in words."""
-    if row["ci_low"] > 0:
-        return above
-    if row["ci_high"] < 0:
-        return below
-    return inside
 
 
 def pair_study(summary: pd.DataFrame) -> str:
@@ -180,8 +131,9 @@ def pilot_study(summary: pd.DataFrame) -> str:
     return text
 
 
-def sensitivity_study(summary: pd.DataFrame) -> str:
-    """Each reading's paired change of H_repr from the default, one row per arm and endpoint."""
+def sensitivity_study(summary: pd.DataFrame, matching: Mapping[str, Any]) -> str:
+    """Which readings move H_repr, a sentence each (``workflow.choices``), then each reading's
+    paired change of H_repr from the default, one row per arm and endpoint."""
     rows = []
     shifts = summary[(summary["contrast"] == "minus_default") & (summary["metric"] == "h_repr")]
     for row in shifts.itertuples(index=False):
@@ -197,7 +149,7 @@ def sensitivity_study(summary: pd.DataFrame) -> str:
             ]
         )
     header = ["analysis", "reading", "endpoint", "n seeds", "H_repr minus default", "p (paired t)"]
-    return table(header, rows)
+    return choices_text(summary, matching) + "\n\n" + table(header, rows)
 
 
 def long_study(summary: pd.DataFrame) -> str:
@@ -288,7 +240,6 @@ STUDY_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
     "long": long_study,
     "lr_search": lr_search_study,
     "activation": activation_study,
-    "sensitivity": sensitivity_study,
 }
 
 
@@ -296,6 +247,8 @@ def study_text(study: str, summary: pd.DataFrame, config: Mapping[str, Any]) -> 
     """The markdown of one study's results, with any setting it names taken from ``config``."""
     if study == "probes":
         return probes_study(summary, config["studies"]["probes"]["tost_alpha"])
+    if study == "sensitivity":
+        return sensitivity_study(summary, config["matching"])
     return STUDY_TEXT[study](summary)
 
 

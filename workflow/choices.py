@@ -1,0 +1,150 @@
+"""Which of the choices the protocol leaves open move the numbers, in words.
+
+The sensitivity summary (``workflow.sensitivity``) in a sentence per reading: how far H_repr
+moves from the default, paired by seed, at each endpoint, and how the matching itself moves
+(matched seeds, matched update). A shift counts as a move when its paired bootstrap CI
+excludes zero; from fewer than two seeds nothing is judged. Written from the summary whatever
+it shows, like every generated section of the README.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from workflow.markdown import interval, number, p_value, verdict
+from workflow.summary import endpoint_label
+
+DEFAULT_ARM = "default"
+# The variants of config.yaml; a variant added by config alone is named by its key.
+VARIANT_TEXT = {
+    "raw_input": "Raw pixels in [0, 1] instead of the MNIST mean/std normalisation",
+    "fixed_c_order": "C in the same order at every pass instead of reshuffled at each",
+}
+# workflow.sensitivity.rule_name, read back.
+RULE_NAME = re.compile(
+    r"gap(?P<gap>[0-9.e+-]+)_acc(?P<acc>[0-9.e+-]+)_(?P<grid>all|every\d+)_persist(?P<persist>\d+)"
+)
+
+
+def reading(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
+    """What a reading changes, against the config's ``matching`` section for the rules."""
+    if analysis != "matching":
+        return VARIANT_TEXT.get(arm, f"The variant `{arm}` (config `variants.{arm}`)")
+    rule = RULE_NAME.fullmatch(arm)
+    if rule is None:
+        return f"The matching rule `{arm}`"
+    changes = []
+    gap, acc = float(rule["gap"]), float(rule["acc"])
+    if gap != matching["max_accuracy_gap_pp"]:
+        changes.append(
+            f"an accuracy gap of at most {gap:g} pp (default {matching['max_accuracy_gap_pp']:g})"
+        )
+    if acc != matching["min_accuracy_pct"]:
+        changes.append(
+            f"both accuracies at least {acc:g}% (default {matching['min_accuracy_pct']:g}%)"
+        )
+    if rule["grid"] != "all":
+        changes.append(f"only the checkpoints at multiples of {int(rule['grid'][5:]):,} updates")
+    if int(rule["persist"]) != 1:
+        changes.append(f"a match that holds at {rule['persist']} consecutive checkpoints")
+    return "Matching with " + (" and ".join(changes) or "the default rule")
+
+
+def shift(row: pd.Series) -> str:
+    """How a paired difference moved, in words."""
+    n = int(row["n"])
+    if n == 0:
+        return "cannot be compared (no seed has a value under both)"
+    if n == 1:
+        return f"is known for one seed only ({number(row['mean'])}), too few to judge"
+    text = f"{interval(row)}, paired t p = {p_value(row['p_t'])}"
+    return verdict(
+        row,
+        f"rises ({text})",
+        f"does not move detectably ({text}; the CI includes 0)",
+        f"falls ({text})",
+    )
+
+
+def later(row: pd.Series) -> str:
+    """How much later a reading matches than the default, on average over seeds."""
+    mean = float(row["mean"])
+    if mean == 0:
+        return "at the default's update on average"
+    side = "later" if mean > 0 else "earlier"
+    return f"{number(abs(mean), 0)} updates {side} than the default on average"
+
+
+def sentence_case(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _rows(summary: pd.DataFrame, analysis: str, arm: str, contrast: str) -> pd.DataFrame:
+    rows = summary[(summary["analysis"] == analysis) & (summary["arm"] == arm)]
+    return rows[rows["contrast"].fillna("") == contrast]
+
+
+def _one(rows: pd.DataFrame, endpoint: str, metric: str) -> pd.Series | None:
+    found = rows[(rows["endpoint"] == endpoint) & (rows["metric"] == metric)]
+    return found.iloc[0] if len(found) == 1 else None
+
+
+def _matched_seeds(row: pd.Series) -> int:
+    return int(row["n_seeds"] - row["n_unmatched"] - row["n_diverged"])
+
+
+def reading_sentence(
+    summary: pd.DataFrame, analysis: str, arm: str, matching: Mapping[str, Any]
+) -> tuple[str, bool]:
+    """(the sentence, whether H_repr moved at some endpoint)."""
+    differences = _rows(summary, analysis, arm, "minus_default")
+    clauses, moved = [], False
+    for endpoint in differences["endpoint"].unique():
+        row = _one(differences, endpoint, "h_repr")
+        if row is None:
+            continue
+        moved |= int(row["n"]) >= 2 and (row["ci_low"] > 0 or row["ci_high"] < 0)
+        clauses.append(
+            f"at the {endpoint_label(endpoint)} ({int(row['n'])} of {int(row['n_seeds'])} "
+            f"seeds) H_repr {shift(row)}"
+        )
+    text = f"**{reading(analysis, arm, matching)}**: " + "; ".join(clauses) + "."
+    mine = _one(_rows(summary, analysis, arm, ""), "matched", "h_repr")
+    base = _one(_rows(summary, analysis, DEFAULT_ARM, ""), "matched", "h_repr")
+    update = _one(differences, "matched", "update")
+    if mine is not None and base is not None:
+        text += (
+            f" It matches {_matched_seeds(mine)} of {int(mine['n_seeds'])} seeds "
+            f"(default: {_matched_seeds(base)})"
+        )
+        if update is not None and int(update["n"]) >= 1:
+            text += f", {later(update)}"
+        text += "."
+    return text, moved
+
+
+def choices_text(summary: pd.DataFrame, matching: Mapping[str, Any]) -> str:
+    """The opening answer (which readings move H_repr) and a sentence per reading."""
+    sentences, moving = [], []
+    arms = summary.loc[summary["arm"] != DEFAULT_ARM, ["analysis", "arm"]].drop_duplicates()
+    for analysis, arm in arms.itertuples(index=False):
+        sentence, moved = reading_sentence(summary, analysis, arm, matching)
+        sentences.append(f"- {sentence}")
+        if moved:
+            moving.append(sentence_case(reading(analysis, arm, matching)))
+    answer = (
+        f"Of {len(arms)} readings, {len(moving)} {'moves' if len(moving) == 1 else 'move'} "
+        "H_repr at some endpoint (paired CI "
+        "excluding 0)" + (f": {'; '.join(moving)}." if moving else ".")
+    )
+    floor = _one(_rows(summary, "variant", DEFAULT_ARM, ""), "matched", "h_floor")
+    if floor is not None and int(floor["n"]) >= 1:
+        answer += (
+            " For scale, the default runs' same-order noise floor at the matched checkpoint is "
+            f"{interval(floor)} ({int(floor['n'])} seeds)."
+        )
+    return "\n".join([answer, "", *sentences])

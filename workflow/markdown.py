@@ -1,0 +1,58 @@
+"""Numbers and tables as the README's generated sections print them."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+
+def number(value: float, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def p_value(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.2g}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def interval(row: pd.Series, digits: int = 4) -> str:
+    """ "mean [low, high]" of a summary row."""
+    return (
+        f"{number(row['mean'], digits)} "
+        f"[{number(row['ci_low'], digits)}, {number(row['ci_high'], digits)}]"
+    )
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def pick(summary: pd.DataFrame, **where) -> pd.Series:
+    rows = summary
+    for key, value in where.items():
+        rows = rows[rows[key].astype(str) == str(value)]
+    if len(rows) != 1:
+        raise ValueError(f"expected one summary row for {where}, found {len(rows)}")
+    return rows.iloc[0]
+
+
+def tests_text(row: pd.Series) -> str:
+    return (
+        f"paired t p = {p_value(row['p_t'])}, Wilcoxon p = {p_value(row['p_wilcoxon'])}, "
+        f"d_z = {number(row['d_z'], 2)}"
+    )
+
+
+def verdict(row: pd.Series, above: str, inside: str, below: str) -> str:
+    """Which side of zero the CI of a signed difference lies on, in words."""
+    if row["ci_low"] > 0:
+        return above
+    if row["ci_high"] < 0:
+        return below
+    return inside
