@@ -345,7 +345,7 @@ def failing_snakemake(workdir: Path, *args: str) -> str:
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=3600,  # a hang guard, not a speed limit
     )
     assert result.returncode != 0, result.stdout[-3000:]
     return result.stdout + result.stderr
