@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_workflow import MAIN_RUN, copy_repo, snakemake
+from tests.test_workflow import HANG_S, MAIN_RUN, copy_repo, snakemake
 from workflow.reference import IDENTITY, load_config, training_digest
 from workflow.verify import (
     IDENTICAL_ENVIRONMENT,
@@ -345,7 +345,7 @@ def failing_snakemake(workdir: Path, *args: str) -> str:
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=3600,  # a hang guard, not a speed limit
+        timeout=HANG_S,
     )
     assert result.returncode != 0, result.stdout[-3000:]
     return result.stdout + result.stderr

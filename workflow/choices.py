@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from workflow.markdown import interval, number, p_value, verdict
+from workflow.markdown import interval, number, p_value
 from workflow.summary import endpoint_label
 
 DEFAULT_ARM = "default"
@@ -54,6 +54,11 @@ def reading(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
     return "Matching with " + (" and ".join(changes) or "the default rule")
 
 
+def moves(row: pd.Series) -> bool:
+    """Whether a paired difference moved: judged from two seeds or more, CI excluding 0."""
+    return int(row["n"]) >= 2 and (row["ci_low"] > 0 or row["ci_high"] < 0)
+
+
 def shift(row: pd.Series) -> str:
     """How a paired difference moved, in words."""
     n = int(row["n"])
@@ -62,12 +67,9 @@ def shift(row: pd.Series) -> str:
     if n == 1:
         return f"is known for one seed only ({number(row['mean'])}), too few to judge"
     text = f"{interval(row)}, paired t p = {p_value(row['p_t'])}"
-    return verdict(
-        row,
-        f"rises ({text})",
-        f"does not move detectably ({text}; the CI includes 0)",
-        f"falls ({text})",
-    )
+    if not moves(row):
+        return f"does not move detectably ({text}; the CI includes 0)"
+    return f"rises ({text})" if row["ci_low"] > 0 else f"falls ({text})"
 
 
 def later(row: pd.Series) -> str:
@@ -107,7 +109,7 @@ def reading_sentence(
         row = _one(differences, endpoint, "h_repr")
         if row is None:
             continue
-        moved |= int(row["n"]) >= 2 and (row["ci_low"] > 0 or row["ci_high"] < 0)
+        moved |= moves(row)
         clauses.append(
             f"at the {endpoint_label(endpoint)} ({int(row['n'])} of {int(row['n_seeds'])} "
             f"seeds) H_repr {shift(row)}"
