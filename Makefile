@@ -40,7 +40,7 @@ test-slurm: $(VENV)/installed
 
 # The full study, study by study in the order the reference accumulates them (resumable: rerun
 # after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full/make.log.
-FULL_STEPS := main noise_floor sensitivity pilot rotated probes long "activation lr_search"
+FULL_STEPS := "main noise_floor probes" sensitivity pilot rotated long "activation lr_search"
 FULL_LOG := logs/full/make.log
 full: $(VENV)/installed
 	@mkdir -p logs/full

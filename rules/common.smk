@@ -170,6 +170,23 @@ TRAINING_CONFIG = per_variant(
 )
 
 
+# Jobs run seed by seed, in the main study's seed order, a seed's stream-0 pair before its
+# replicates; and a finished run's dumps, comparisons and probes go before any training. So
+# the two runs of a pair finish together and their comparison follows at once: a session or a
+# machine cut off loses only the pairs in flight, and every finished pair is a complete result
+# the reference keeps (workflow.reference). Priorities stay positive: Snakemake's MILP
+# scheduler maximises their sum, so a negative one would never be picked first.
+SEED_ORDER = STUDIES["main"]["seeds"]
+MAX_STREAMS = 10
+AFTER_TRAINING = 1 + MAX_STREAMS * (len(SEED_ORDER) + 1)
+
+
+def training_priority(wildcards):
+    seed, stream = int(wildcards.seed), int(getattr(wildcards, "stream", 0))
+    rank = SEED_ORDER.index(seed) if seed in SEED_ORDER else len(SEED_ORDER)
+    return 1 + MAX_STREAMS * (len(SEED_ORDER) - rank) + max(MAX_STREAMS - 1 - stream, 0)
+
+
 def run_training_config(wildcards):
     """The training config of the run the wildcards name (its variant's)."""
     return TRAINING_CONFIG[wildcards.variant]

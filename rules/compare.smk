@@ -24,6 +24,7 @@ for segment, updates in SEGMENTS.items():
             f"{LOGS}/{GROUP_ID}/seed~{{seed}}/ABC_vs_BAC/{segment}.log",
         conda:
             "../envs/histres.yaml"
+        priority: AFTER_TRAINING
         params:
             first=lambda w: run_identity(w, order="ABC"),
             second=lambda w: run_identity(w, order="BAC"),
@@ -57,6 +58,7 @@ for segment, updates in SEGMENTS.items():
             f"{LOGS}/{RUN_ID}/vs_stream~0/order~{{other}}/{segment}.log",
         conda:
             "../envs/histres.yaml"
+        priority: AFTER_TRAINING
         params:
             first=lambda w: run_identity(w, **first_run(w)),
             second=lambda w: run_identity(w, **second_run(w)),

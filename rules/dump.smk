@@ -31,6 +31,7 @@ for segment, updates in SEGMENTS.items():
         threads: config["training"]["torch_threads"]
         resources:
             mem_mb=3000,
+        priority: AFTER_TRAINING
         params:
             config=dump_config,
             updates=updates,

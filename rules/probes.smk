@@ -33,6 +33,7 @@ rule train_probes:
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=3000,
+    priority: AFTER_TRAINING
     params:
         config=slice_config(
             "data.digests",

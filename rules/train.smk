@@ -23,6 +23,7 @@ rule train_history:
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
+    priority: training_priority
     params:
         config=run_training_config,
         segment="base",
@@ -53,6 +54,7 @@ rule extend_history:
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
+    priority: training_priority
     params:
         config=run_training_config,
         segment="extended",
@@ -77,6 +79,7 @@ rule trace_stability:
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
+    priority: training_priority
     params:
         config=TRAINING_CONFIG[DEFAULT_VARIANT],
         trace_updates=config["studies"]["activation"]["trace_updates"],
