@@ -6,8 +6,8 @@ CORES ?= 2
 # Each config writes to results/<name>/ and logs/<name>/ (its `name:` key).
 NAME = $(shell awk '/^name:/ {print $$2; exit}' $(or $(CONFIG),config.yaml))
 
-.PHONY: smoke test test-slurm lint report full verify reference missing adopt-runs status \
-    migrate-results
+.PHONY: smoke test test-slurm lint report full verify reference restore missing adopt-runs \
+    status migrate-results
 
 $(VENV)/installed: envs/requirements.txt envs/requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,6 +80,14 @@ reference: $(VENV)/installed
 	    $(if $(CONFIG),--configfile $(CONFIG)) $(if $(REPLACE),--replace)
 	if grep -q "results:begin reference/$(NAME) " README.md; then \
 	    $(BIN)/python -m workflow.headlines reference/$(NAME) README.md; fi
+
+# Copy the pair results (comparisons, probes) that reference/<config name>/ holds and the tree
+# lacks into results/<config name>/, where this code and config would make them again: a new
+# machine then trains only the runs no finished pair holds. Opt in: a plain `make full` computes
+# everything itself.
+#   make restore [TREE=/path/to/clone] [CONFIG=config/smoke.yaml]
+restore: $(VENV)/installed
+	$(BIN)/python -m workflow.reference restore --tree $(TREE) $(if $(CONFIG),--configfile $(CONFIG))
 
 # Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
 #   make status [CONFIG=config/smoke.yaml] [TARGETS="results/full/summary/main.csv"]

@@ -7,6 +7,8 @@ from workflow.artifacts import read_json
 from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
 from workflow.heap import HEAP_ENVIRONMENT
 from workflow.identity import RunId, lr_text
+from workflow import slices
+from workflow.slices import sorted_keys
 from workflow.provenance import code_version, workflow_version
 
 # Every job inherits these before its Python starts (see workflow.heap).
@@ -102,27 +104,10 @@ def comparisons(runs, seeds, segment, against_stream=None, order=None, other=Non
     )
 
 
-def sorted_keys(value):
-    """Params are compared as text: sort keys so YAML key order never triggers a rerun."""
-    if isinstance(value, dict):
-        return {str(key): sorted_keys(value[key]) for key in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [sorted_keys(item) for item in value]
-    return value
-
-
 def slice_config(*keys, drop=(), source=config):
     """The part of the config (or of ``source``, a variant's config) a job depends on: the
     named dotted keys, minus ``drop``."""
-    out = {}
-    for key in keys:
-        head, _, tail = key.partition(".")
-        value = source[head][tail] if tail else source[head]
-        out.setdefault(head, {}).update({tail: value} if tail else value)
-    for key in drop:
-        head, _, tail = key.partition(".")
-        out[head].pop(tail, None)
-    return sorted_keys(out)
+    return slices.slice_config(source, keys, drop)
 
 
 STATISTICS = slice_config("statistics")
@@ -137,17 +122,7 @@ def per_variant(*keys, drop=()):
 
 
 # What a dump depends on; the comparisons check that every dump they read was made with it.
-DUMP_CONFIG = per_variant(
-    "data.digests",
-    "data.normalize",
-    "data.subset",
-    "tasks.probe_per_digit",
-    "model",
-    "training.torch_threads",
-    "training.device",
-    "evaluation",
-    drop=("model.activation",),
-)
+DUMP_CONFIG = {variant: slices.dump_config(config, variant) for variant in VARIANTS}
 # What a training job depends on (its variant's config), minus what its path sets.
 TRAINING_CONFIG = per_variant(
     "data.digests",

@@ -22,9 +22,9 @@ for segment, updates in SEGMENTS.items():
             provenance=f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/{segment}.provenance.json",
         log:
             f"{LOGS}/{GROUP_ID}/seed~{{seed}}/ABC_vs_BAC/{segment}.log",
+        priority: AFTER_TRAINING
         conda:
             "../envs/histres.yaml"
-        priority: AFTER_TRAINING
         params:
             first=lambda w: run_identity(w, order="ABC"),
             second=lambda w: run_identity(w, order="BAC"),
@@ -56,9 +56,9 @@ for segment, updates in SEGMENTS.items():
             provenance=f"{RUN}/vs_stream~0/order~{{other}}/{segment}.provenance.json",
         log:
             f"{LOGS}/{RUN_ID}/vs_stream~0/order~{{other}}/{segment}.log",
+        priority: AFTER_TRAINING
         conda:
             "../envs/histres.yaml"
-        priority: AFTER_TRAINING
         params:
             first=lambda w: run_identity(w, **first_run(w)),
             second=lambda w: run_identity(w, **second_run(w)),

@@ -26,12 +26,12 @@ for segment, updates in SEGMENTS.items():
             f"{LOGS}/{RUN_ID}/dump_{segment}_representations.log",
         benchmark:
             f"{LOGS}/{RUN_ID}/dump_{segment}_representations.benchmark.tsv"
+        priority: AFTER_TRAINING
         conda:
             "../envs/histres.yaml"
         threads: config["training"]["torch_threads"]
         resources:
             mem_mb=3000,
-        priority: AFTER_TRAINING
         params:
             config=dump_config,
             updates=updates,

@@ -1,16 +1,6 @@
 # Frozen fc1 linear probes on the main pairs at the probe endpoint (torch).
 
 PROBES = config["studies"]["probes"]
-PROBE_SETTINGS = (
-    "budgets",
-    "probe_seed",
-    "extra_seeds",
-    "lr",
-    "momentum",
-    "weight_decay",
-    "epochs",
-    "batch_size",
-)
 
 
 rule train_probes:
@@ -24,27 +14,20 @@ rule train_probes:
         ),
     output:
         probes=f"{RESULTS}/probes/seed~{{seed}}.csv",
+        provenance=f"{RESULTS}/probes/seed~{{seed}}.provenance.json",
     log:
         f"{LOGS}/probes/seed~{{seed}}.log",
     benchmark:
         f"{LOGS}/probes/seed~{{seed}}.benchmark.tsv"
+    priority: AFTER_TRAINING
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=3000,
-    priority: AFTER_TRAINING
     params:
-        config=slice_config(
-            "data.digests",
-            "data.normalize",
-            "data.subset",
-            "tasks.probe_per_digit",
-            "model",
-            "training.torch_threads",
-            drop=("model.activation",),
-        ),
-        probes=sorted_keys({key: PROBES[key] for key in PROBE_SETTINGS}),
+        config=slices.probe_config(config),
+        probes=slices.probe_settings(config),
         activation=run_group()["act"],
         # What each checkpoint must say it is (the reader checks the identity it stores).
         runs=lambda w: [

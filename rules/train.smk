@@ -18,12 +18,12 @@ rule train_history:
         f"{LOGS}/{RUN_ID}/train_history.log",
     benchmark:
         f"{LOGS}/{RUN_ID}/train_history.benchmark.tsv"
+    priority: training_priority
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
-    priority: training_priority
     params:
         config=run_training_config,
         segment="base",
@@ -49,12 +49,12 @@ rule extend_history:
         f"{LOGS}/{RUN_ID}/extend_history.log",
     benchmark:
         f"{LOGS}/{RUN_ID}/extend_history.benchmark.tsv"
+    priority: training_priority
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
-    priority: training_priority
     params:
         config=run_training_config,
         segment="extended",
@@ -74,12 +74,12 @@ rule trace_stability:
         f"{LOGS}/activation/lr_search/lr~{{lr}}/seed~{{seed}}/order~{{order}}.log",
     benchmark:
         f"{LOGS}/activation/lr_search/lr~{{lr}}/seed~{{seed}}/order~{{order}}.benchmark.tsv"
+    priority: training_priority
     conda:
         "../envs/histres.yaml"
     threads: config["training"]["torch_threads"]
     resources:
         mem_mb=4000,
-    priority: training_priority
     params:
         config=TRAINING_CONFIG[DEFAULT_VARIANT],
         trace_updates=config["studies"]["activation"]["trace_updates"],

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from workflow import headlines, reference
+from workflow import headlines, pair_results, reference
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -173,6 +173,19 @@ def test_reference_folder_is_consistent() -> None:
     assert ok["params_digest"].str.fullmatch(r"[0-9a-f]{64}").all()
     assert len(runs) == len(checkpoints.groupby([*reference.IDENTITY, "segment"]))
     assert prov["config"] == reference.load_config([REPO / "config.yaml"])
+
+
+@pytest.mark.parametrize("name", ["full", "smoke"])
+def test_every_pair_result_read_checkpoints_the_reference_lists(name: str) -> None:
+    """Each comparison and probe table has its provenance, and every checkpoint digest it
+    names is the reference's for that run: a result never outlives the bits it came from."""
+    folder = REPO / "reference" / name
+    listed = pair_results.checkpoint_digests(read_csv(folder / "checkpoints.csv"))
+    results = pair_results.in_reference(folder)
+    assert results or name == "full"  # the small reference is complete
+    for result in results:
+        provenance = read_json(pair_results.provenance_of(result.in_reference(folder)))
+        assert pair_results.agrees(provenance, listed), result
 
 
 def test_every_study_of_a_reference_has_a_headline_text() -> None:

@@ -22,6 +22,7 @@ import pytest
 import torch
 import yaml
 
+from workflow import pair_results, reference
 from workflow.artifacts import load_checkpoint, save_checkpoint
 from workflow.config import load_config
 from workflow.status import job_counts as planned_jobs
@@ -98,6 +99,39 @@ def test_default_config_dry_run_has_the_full_main_study(tmp_path):
         "select_matches": 1,
         "summarize_pairs": 1,
     }
+
+
+def _job_blocks(plan: str) -> list[dict[str, str]]:
+    """Each job of a dry run's plan: its rule, wildcards and priority (0 when not printed)."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", plan)[1:]:
+        job = {"rule": re.match(r"(?:local)?rule (\w+):", block).group(1), "priority": "0"}
+        if found := re.search(r"^\s+priority: (\d+)$", block, re.MULTILINE):
+            job["priority"] = found.group(1)
+        if found := re.search(r"^\s+wildcards: (.*)$", block, re.MULTILINE):
+            job |= dict(item.split("=", 1) for item in found.group(1).split(", "))
+        jobs.append(job)
+    return jobs
+
+
+def test_training_goes_seed_by_seed_and_a_finished_pair_is_compared_first(tmp_path):
+    """Priorities: the main seeds in order, stream 0 before the replicates, both orders of a
+    pair alike; every dump, comparison and probe before any training."""
+    targets = [f"results/full/summary/{s}.csv" for s in ("main", "noise_floor", "probes")]
+    jobs = _job_blocks(snakemake(copy_repo(tmp_path), "-n", *targets))
+    seeds = load_config([REPO / "config.yaml"])["studies"]["main"]["seeds"]
+    training = [job for job in jobs if job["rule"] == "train_history"]
+    assert len(training) == 80
+    by_run = {(int(j["seed"]), int(j["stream"]), j["order"]): int(j["priority"]) for j in training}
+    ranked = sorted(by_run, key=lambda run: -by_run[run])
+    assert [(seed, stream) for seed, stream, _ in ranked[::2]] == [
+        (seed, stream) for seed in seeds for stream in (0, 1)
+    ]
+    assert all(
+        by_run[seed, stream, "ABC"] == by_run[seed, stream, "BAC"] for seed, stream, _ in by_run
+    )
+    after = [j for j in jobs if j["rule"].startswith(("dump_", "compare_", "train_probes"))]
+    assert min(int(j["priority"]) for j in after) > max(by_run.values())
 
 
 def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
@@ -553,6 +587,27 @@ def test_adopt_runs_keeps_training_across_a_refactor(smoke_run, tmp_path):
     (work / "momentum.yaml").write_text(yaml.safe_dump(config))
     retrain = planned_jobs(snakemake(work, "-n", "--configfile", "momentum.yaml"))
     assert retrain.get("train_history") == jobs_before["train_history"], retrain
+
+
+def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
+    """A machine lost with its runs: the reference keeps every finished pair, and a fresh tree
+    restored from it builds main, noise floor and probe statistics at once, to the same bytes,
+    training nothing."""
+    config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
+    folder = tmp_path / "reference"
+    results = smoke_run / "results/smoke"
+    reference.export(results, smoke_run / "logs/smoke", folder, config, REPO, commit="lost")
+    fresh = copy_repo(tmp_path / "fresh")
+    done = pair_results.restore(folder, fresh / "results/smoke", config)
+    assert done.restored == len(pair_results.in_tree(results)) and not done.refused
+    targets = [f"results/smoke/summary/{study}.csv" for study in ("main", "noise_floor", "probes")]
+    smoke = ("--configfile", "config/smoke.yaml")
+    planned = planned_jobs(snakemake(fresh, "-n", *targets, *smoke))
+    assert set(planned) == {"select_matches", "summarize_pairs", "summarize_noise_floor",
+                            "summarize_probes"}, planned  # fmt: skip
+    snakemake(fresh, *targets, *smoke)
+    for target in targets:
+        assert (fresh / target).read_bytes() == (smoke_run / target).read_bytes(), target
 
 
 def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):

@@ -3,6 +3,7 @@
     python -m workflow.reference export                  # results/full/ -> reference/full/
     python -m workflow.reference export --configfile config/smoke.yaml     # ... smoke/
     python -m workflow.reference export --tree /path/to/other/clone     # its results/full/
+    python -m workflow.reference restore         # reference/full/'s pair results -> results/full/
 
 A reference folder holds no checkpoints and no dumps, only what a reader and a verifier need:
 
@@ -12,13 +13,17 @@ A reference folder holds no checkpoints and no dumps, only what a reader and a v
     runs.csv           one row per training job: identity, segment, status, updates, wall time
     checkpoints.csv    one row per checkpoint: identity, segment, update, status, digest
     summary/, tables/  every finished study's summary and per-seed table
-    comparisons/       each pair's per-checkpoint comparison table (the results/ layout)
+    comparisons/       each pair's per-checkpoint comparison table, with its provenance (the
+                       results/full/runs/ layout)
+    probes/            each main seed's probe table, with its provenance
     figures/           every figure (PNG; PDF too when small)
 
 A study counts as complete when its summary exists; the exporter copies what is there and
 lists the rest as pending, so a partial reference is always labelled as such. Runs the folder
 already holds and the tree lacks are kept, with the export they came from
-(``workflow.accumulate``); ``--replace`` starts the folder afresh.
+(``workflow.accumulate``), and so are the pair results (comparisons, probes) that read only
+checkpoints it lists (``workflow.pair_results``, which also restores them into a tree);
+``--replace`` starts the folder afresh.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from workflow import pair_results
 from workflow.accumulate import Merged, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
@@ -54,8 +60,6 @@ STUDIES = (
     "sensitivity",
 )
 PDF_LIMIT_BYTES = 200_000
-# The pair comparisons the rules write (rules/compare.smk), and nothing else under runs/.
-COMPARISONS = ("**/ABC_vs_BAC/*.csv", "**/vs_stream~0/order~*/*.csv")
 RUN_COLUMNS = [
     *IDENTITY,
     "segment",
@@ -216,22 +220,57 @@ def export(
         "extended": config["training"]["extended_checkpoints"],
     }
     runs, checkpoints = run_tables(results, logs, segments)
+    # The folder being replaced stays aside until the new one is written: what it holds and
+    # the tree lacks is carried over, and a failed export leaves it as it was.
+    earlier = out.with_name(f".{out.name}.earlier")
+    if earlier.exists():
+        shutil.rmtree(earlier)
+    if out.exists():
+        out.rename(earlier)
+    try:
+        provenance = _write(results, out, earlier, config, commit, replace, runs, checkpoints)
+    except BaseException:
+        if out.exists():
+            shutil.rmtree(out)
+        if earlier.exists():
+            earlier.rename(out)
+        raise
+    if earlier.exists():
+        shutil.rmtree(earlier)
+    return provenance
+
+
+def _write(
+    results: Path,
+    out: Path,
+    earlier: Path,
+    config: Mapping[str, Any],
+    commit: str,
+    replace: bool,
+    runs: pd.DataFrame,
+    checkpoints: pd.DataFrame,
+) -> dict[str, Any]:
     merged = (
         Merged(runs, checkpoints)
         if replace
-        else merge_earlier(out, runs, checkpoints, training_digest(config), [*IDENTITY, "segment"])
+        else merge_earlier(
+            earlier, runs, checkpoints, training_digest(config), [*IDENTITY, "segment"]
+        )
     )
-    if out.exists():
-        shutil.rmtree(out)
     out.mkdir(parents=True)
     complete = [s for s in STUDIES if (results / "summary" / f"{s}.csv").is_file()]
     for study in complete:
         _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
     for table in sorted((results / "tables").glob("*.csv")):
         _copy(table, out / "tables" / table.name)
-    for pattern in COMPARISONS:
-        for comparison in sorted((results / "runs").glob(pattern)):
-            _copy(comparison, out / "comparisons" / comparison.relative_to(results / "runs"))
+    tree_results = pair_results.in_tree(results)
+    for result in tree_results:
+        pair_results.copy(result.in_tree(results), result.in_reference(out))
+    kept, unkept = (
+        ([], 0) if replace else pair_results.carried(earlier, tree_results, merged.checkpoints)
+    )
+    for result in kept:
+        pair_results.copy(result.in_reference(earlier), result.in_reference(out))
     for figure in sorted((results / "figures").glob("*.png")):
         _copy(figure, out / "figures" / figure.name)
         pdf = figure.with_suffix(".pdf")
@@ -254,6 +293,8 @@ def export(
         "studies_pending": [s for s in STUDIES if s not in complete],
         "carried_over": merged.carried,
         "dropped_earlier_runs": merged.dropped,
+        "carried_over_results": len(kept),
+        "dropped_earlier_results": unkept,
         "environment": machine_environment(
             torch_threads=training["torch_threads"],
             kernels=training["kernels"],
@@ -271,17 +312,51 @@ def read_reference(folder: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     return read_json(folder / "provenance.json"), read_csv(folder / "checkpoints.csv")
 
 
+def _print_export(out: Path, provenance: Mapping[str, Any]) -> None:
+    print(
+        f"{out}: complete {', '.join(provenance['studies_complete']) or 'none'}; "
+        f"pending {', '.join(provenance['studies_pending']) or 'none'}; "
+        f"{len(provenance['carried_over'])} run(s) and {provenance['carried_over_results']} "
+        "pair result(s) carried over from the folder's earlier export"
+    )
+    if provenance["dropped_earlier_runs"]:
+        print(
+            f"{provenance['dropped_earlier_runs']} run(s) of the earlier export dropped: "
+            "trained under another training config"
+        )
+    if provenance["dropped_earlier_results"]:
+        print(
+            f"{provenance['dropped_earlier_results']} pair result(s) of the earlier export "
+            "dropped: no provenance, or a checkpoint they read is not the reference's"
+        )
+
+
+def _print_restore(folder: Path, results: Path, done: pair_results.Restored) -> None:
+    print(
+        f"{folder} -> {results}: {done.restored} pair result(s) restored, "
+        f"{done.present} already in the tree"
+    )
+    for why, count in sorted(done.refused.items()):
+        print(f"{count} not restored ({why}): the workflow computes them")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m workflow.reference", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     export_cmd = commands.add_parser(
         "export", help="write reference/<name>/ from results/<name>/ and logs/<name>/"
     )
-    export_cmd.add_argument("--configfile", action="append", default=[])
-    export_cmd.add_argument(
-        "--tree", type=Path, default=Path("."), help="work tree holding results/ and logs/"
+    restore_cmd = commands.add_parser(
+        "restore",
+        help="copy the reference's pair results that results/<name>/ lacks into it, where "
+        "the tree's code and config would make them again",
     )
-    export_cmd.add_argument("--out", type=Path, help="default: reference/<config name>")
+    for command in (export_cmd, restore_cmd):
+        command.add_argument("--configfile", action="append", default=[])
+        command.add_argument(
+            "--tree", type=Path, default=Path("."), help="work tree holding results/ and logs/"
+        )
+        command.add_argument("--out", type=Path, help="default: reference/<config name>")
     export_cmd.add_argument(
         "--commit", help="the commit the code was, where the checkout's git cannot tell"
     )
@@ -295,17 +370,10 @@ def main(argv: list[str] | None = None) -> None:
     config = load_config([repo / "config.yaml", *args.configfile])
     out = args.out or repo / "reference" / config["name"]
     results, logs = (args.tree / root / config["name"] for root in ("results", "logs"))
-    provenance = export(results, logs, out, config, repo, args.commit, args.replace)
-    print(
-        f"{out}: complete {', '.join(provenance['studies_complete']) or 'none'}; "
-        f"pending {', '.join(provenance['studies_pending']) or 'none'}; "
-        f"{len(provenance['carried_over'])} run(s) carried over from the folder's earlier export"
-    )
-    if provenance["dropped_earlier_runs"]:
-        print(
-            f"{provenance['dropped_earlier_runs']} run(s) of the earlier export dropped: "
-            "trained under another training config"
-        )
+    if args.command == "restore":
+        _print_restore(out, results, pair_results.restore(out, results, config))
+        return
+    _print_export(out, export(results, logs, out, config, repo, args.commit, args.replace))
 
 
 if __name__ == "__main__":

@@ -4,11 +4,12 @@ from pathlib import Path
 
 import torch
 
-from workflow.artifacts import load_checkpoint, write_csv
+from workflow.artifacts import load_checkpoint, write_csv, write_json
 from workflow.joblog import job_log
 from workflow.mnist import load_npz
 from workflow.model import HistoryNet, ModelSpec
 from workflow.probes import ProbeSettings, probe_pair
+from workflow.provenance import record
 from workflow.runs import evaluation_data
 from workflow.tasks import first_per_digit
 from workflow.train import configure_torch, normalize
@@ -26,13 +27,14 @@ with job_log(smk.log[0]) as log:
     candidates = first_per_digit(arrays.train_labels, cfg["data"]["subset"]["train_per_digit"])
     images, labels, layout = evaluation_data(arrays, "class_split", cfg)
     probe = torch.from_numpy(layout.probe)
-    backbones = {}
+    backbones, digests = {}, {}
     spec = ModelSpec.from_config({**cfg["model"], "activation": smk.params.activation})
     for run, path in zip(smk.params.runs, smk.input.checkpoints, strict=True):
         order = run["order"]
         state, meta = load_checkpoint(path, expect=run)
         if meta["status"] != "ok":
             raise ValueError(f"{path}: a probe needs an ok checkpoint, found {meta['status']}")
+        digests[order] = meta["params_digest"]
         backbones[order] = HistoryNet(spec)
         backbones[order].load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
     rows = probe_pair(
@@ -46,4 +48,17 @@ with job_log(smk.log[0]) as log:
     )
     rows.insert(0, "seed", seed)
     write_csv(smk.output.probes, rows)
+    # Which backbones (by parameter digest) the probes read, beside the usual provenance.
+    write_json(
+        smk.output.provenance,
+        record(
+            cfg,
+            smk.params.code,
+            seed=seed,
+            runs=smk.params.runs,
+            probes=smk.params.probes,
+            activation=smk.params.activation,
+            params_digests=digests,
+        ),
+    )
     log(f"seed {seed}: backbones unchanged by probing\n{rows.to_string(index=False)}")

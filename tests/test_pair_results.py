@@ -1,0 +1,133 @@
+"""A reference keeps each finished pair's results, tied to the digests of the checkpoints they
+read, and puts them back into a tree whose code and config would make them again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tests.test_accumulate import CONFIG, _export, _tree
+from tests.test_reference import RUN
+from workflow import pair_results
+from workflow.artifacts import read_json, write_csv, write_json
+from workflow.provenance import REPO_ROOT, code_version
+from workflow.slices import dump_config
+
+GROUP = RUN.rsplit("/", 2)[0]
+COMPARISON = f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/base.csv"
+DIGESTS = {"ABC": {0: "a0", 25: "a25"}, "BAC": {0: "b0", 25: "b25"}}
+# Enough of a config for the slices a comparison records.
+FULL = {
+    **CONFIG,
+    "data": {"digests": {"x": "1"}, "normalize": {"mean": 0.1}, "subset": {"n": 1}},
+    "tasks": {"probe_per_digit": 2},
+    "model": {"activation": "relu", "width": 8},
+    "evaluation": {"batch_size": 10},
+    "training": {**CONFIG["training"], "checkpoints": [0, 25]},
+}
+
+
+def _identity(seed: int, order: str) -> dict:
+    return {
+        "protocol": "class_split",
+        "act": "relu",
+        "lr": 0.05,
+        "optim": "reset",
+        "stream": 0,
+        "seed": seed,
+        "order": order,
+    }
+
+
+def _comparison(results: Path, seed: int, digests=DIGESTS, config=FULL) -> Path:
+    """A tree's comparison of seed's pair, with the provenance compare_runs writes."""
+    table = results / COMPARISON.format(seed=seed)
+    write_csv(table, pd.DataFrame({"seed": [seed, seed], "update": [0, 25], "h_repr": [0.5, 0.1]}))
+    adapter = REPO_ROOT / "workflow/scripts/compare_runs.py"
+    write_json(
+        pair_results.provenance_of(table),
+        {
+            "config": dump_config(config, "default"),
+            "code_version": code_version(adapter),
+            "first": _identity(seed, "ABC"),
+            "second": _identity(seed, "BAC"),
+            "segment": "base",
+            "params_digests": {"first": digests["ABC"], "second": digests["BAC"]},
+        },
+    )
+    return table
+
+
+def _trained(root: Path, seeds: list[int]) -> tuple[Path, Path]:
+    """A tree holding both runs of ``seeds`` and their comparisons."""
+    tree = _tree(root, {(seed, order): DIGESTS[order] for seed in seeds for order in DIGESTS})
+    for seed in seeds:
+        _comparison(tree[0], seed)
+    return tree
+
+
+def _comparisons(out: Path) -> list[str]:
+    return sorted(r.relative.as_posix() for r in pair_results.in_reference(out))
+
+
+def test_export_keeps_each_pair_with_its_provenance(tmp_path) -> None:
+    out = tmp_path / "reference"
+    prov = _export(_trained(tmp_path / "tree", [101]), out, "first", config=FULL)
+    [result] = pair_results.in_reference(out)
+    assert pair_results.provenance_of(result.in_reference(out)).is_file()
+    assert (prov["carried_over_results"], prov["dropped_earlier_results"]) == (0, 0)
+
+
+def test_pairs_of_a_lost_tree_are_carried_over(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    prov = _export(_trained(tmp_path / "new", [202]), out, "second", config=FULL)
+    assert prov["carried_over_results"] == 1
+    assert _comparisons(out) == [
+        f"{GROUP.removeprefix('runs/')}/seed~{seed}/ABC_vs_BAC/base.csv" for seed in (101, 202)
+    ]
+
+
+def test_a_pair_that_read_other_bits_than_the_reference_lists_is_dropped(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_trained(tmp_path / "lost", [101]), out, "first", config=FULL)
+    [result] = pair_results.in_reference(out)
+    prov_path = pair_results.provenance_of(result.in_reference(out))
+    prov = read_json(prov_path)
+    prov["params_digests"]["second"]["25"] = "XX"
+    write_json(prov_path, prov)
+    summary = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
+    assert (summary["carried_over_results"], summary["dropped_earlier_results"]) == (0, 1)
+    assert _comparisons(out) == []
+
+
+def test_restore_puts_current_pairs_into_a_new_tree(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    results = tmp_path / "fresh" / "results" / "tiny"
+    _comparison(results, 202)  # the new tree made this one itself: left alone
+    done = pair_results.restore(out, results, FULL)
+    assert (done.restored, done.present, done.refused) == (1, 1, {})
+    restored = results / COMPARISON.format(seed=101)
+    assert restored.read_bytes() == (out / "comparisons" / COMPARISON.format(seed=101)
+                                     .removeprefix("runs/")).read_bytes()  # fmt: skip
+    assert pair_results.provenance_of(restored).is_file()
+
+
+def test_restore_refuses_what_this_config_or_code_would_make_otherwise(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_trained(tmp_path / "lost", [101]), out, "first", config=FULL)
+    results = tmp_path / "fresh" / "results" / "tiny"
+    other_dumps = {**FULL, "evaluation": {"batch_size": 20}}
+    done = pair_results.restore(out, results, other_dumps)
+    assert (done.restored, done.refused) == (0, {"its config is not the current one": 1})
+    other_grid = {**FULL, "training": {**FULL["training"], "checkpoints": [0, 10, 25]}}
+    done = pair_results.restore(out, results, other_grid)
+    assert done.refused == {"its checkpoints are not the config's": 1}
+    [result] = pair_results.in_reference(out)
+    prov_path = pair_results.provenance_of(result.in_reference(out))
+    write_json(prov_path, read_json(prov_path) | {"code_version": "0123456789abcdef"})
+    done = pair_results.restore(out, results, FULL)
+    assert done.refused == {"its code_version is not the current one": 1}
+    assert not (results / "runs").exists()
