@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.test_accumulate import CONFIG, _export, _tree
-from tests.test_reference import RUN
+from tests.test_reference import RUN, _identity
 from workflow import pair_results
 from workflow.artifacts import read_json, write_csv, write_json
 from workflow.provenance import REPO_ROOT, code_version
@@ -26,18 +26,6 @@ FULL = {
     "evaluation": {"batch_size": 10},
     "training": {**CONFIG["training"], "checkpoints": [0, 25]},
 }
-
-
-def _identity(seed: int, order: str) -> dict:
-    return {
-        "protocol": "class_split",
-        "act": "relu",
-        "lr": 0.05,
-        "optim": "reset",
-        "stream": 0,
-        "seed": seed,
-        "order": order,
-    }
 
 
 def _comparison(results: Path, seed: int, digests=DIGESTS, config=FULL) -> Path:

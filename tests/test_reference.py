@@ -19,6 +19,19 @@ RUN = (
 )
 
 
+def _identity(seed: int, order: str) -> dict:
+    """A main-protocol run's identity as its records store it (the default variant left out)."""
+    return {
+        "protocol": "class_split",
+        "act": "relu",
+        "lr": 0.05,
+        "optim": "reset",
+        "stream": 0,
+        "seed": seed,
+        "order": order,
+    }
+
+
 def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[int]) -> dict:
     return {
         "status": "ok" if len(reached) == len(checkpoints) else "diverged",
@@ -29,13 +42,7 @@ def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[in
             {"phase": "common", "updates": 30, "seconds": 3.0},
         ],
         "provenance": {
-            "protocol": "class_split",
-            "act": "relu",
-            "lr": 0.05,
-            "optim": "reset",
-            "stream": 0,
-            "seed": seed,
-            "order": order,
+            **_identity(seed, order),
             "torch_threads": 1,
             "kernels": "fused",
             "device": "cpu",

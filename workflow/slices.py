@@ -13,27 +13,19 @@ from typing import Any
 
 from workflow.config import variant_config
 
-# What a dump, and so a comparison of two dumps, depends on.
-DUMP_KEYS = (
+# What a network is read with, by a dump or a probe.
+READ_KEYS = (
     "data.digests",
     "data.normalize",
     "data.subset",
     "tasks.probe_per_digit",
     "model",
     "training.torch_threads",
-    "training.device",
-    "evaluation",
 )
+# What a dump, and so a comparison of two dumps, depends on.
+DUMP_KEYS = (*READ_KEYS, "training.device", "evaluation")
 # The activation is part of a run's identity (its path), never of the slice.
 IDENTITY_KEYS = ("model.activation",)
-PROBE_KEYS = (
-    "data.digests",
-    "data.normalize",
-    "data.subset",
-    "tasks.probe_per_digit",
-    "model",
-    "training.torch_threads",
-)
 PROBE_SETTINGS = (
     "budgets",
     "probe_seed",
@@ -75,7 +67,7 @@ def dump_config(config: Mapping[str, Any], variant: str) -> dict[str, Any]:
 
 
 def probe_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    return slice_config(config, PROBE_KEYS, drop=IDENTITY_KEYS)
+    return slice_config(config, READ_KEYS, drop=IDENTITY_KEYS)
 
 
 def probe_settings(config: Mapping[str, Any]) -> dict[str, Any]:
