@@ -83,11 +83,13 @@ reference: $(VENV)/installed
 
 # Copy the pair results (comparisons, probes) that reference/<config name>/ holds and the tree
 # lacks into results/<config name>/, where this code and config would make them again: a new
-# machine then trains only the runs no finished pair holds. Opt in: a plain `make full` computes
-# everything itself.
-#   make restore [TREE=/path/to/clone] [CONFIG=config/smoke.yaml]
+# machine then trains only the runs no finished pair holds. The MNIST copy comes first: made
+# after them, it would be newer input of every job upstream of them, and Snakemake would redo
+# them all. Opt in: a plain `make full` computes everything itself.
+#   make restore [CONFIG=config/smoke.yaml]
 restore: $(VENV)/installed
-	$(BIN)/python -m workflow.reference restore --tree $(TREE) $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/snakemake --cores 1 resources/mnist.npz $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/python -m workflow.reference restore $(if $(CONFIG),--configfile $(CONFIG))
 
 # Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
 #   make status [CONFIG=config/smoke.yaml] [TARGETS="results/full/summary/main.csv"]

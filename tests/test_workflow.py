@@ -591,15 +591,27 @@ def test_adopt_runs_keeps_training_across_a_refactor(smoke_run, tmp_path):
 
 def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
     """A machine lost with its runs: the reference keeps every finished pair, and a fresh tree
-    restored from it builds main, noise floor and probe statistics at once, to the same bytes,
-    training nothing."""
+    restored from it (make restore) builds the main, noise floor and probe statistics at once,
+    to the same bytes, training nothing; a pair it lacks trains alone."""
     config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
-    folder = tmp_path / "reference"
+    fresh = copy_repo(tmp_path / "fresh")
+    shutil.copy2(REPO / "Makefile", fresh / "Makefile")
+    folder = fresh / "reference/smoke"
     results = smoke_run / "results/smoke"
     reference.export(results, smoke_run / "logs/smoke", folder, config, REPO, commit="lost")
-    fresh = copy_repo(tmp_path / "fresh")
-    done = pair_results.restore(folder, fresh / "results/smoke", config)
-    assert done.restored == len(pair_results.in_tree(results)) and not done.refused
+    venv = Path(sys.executable).parent.parent
+    make = [
+        "make",
+        "-o",
+        f"{venv}/installed",
+        f"VENV={venv}",
+        "restore",
+        "CONFIG=config/smoke.yaml",
+    ]
+    done = subprocess.run(make, cwd=fresh, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    restored = len(pair_results.in_tree(results))
+    assert f"{restored} pair result(s) restored, 0 already in the tree" in done.stdout
     targets = [f"results/smoke/summary/{study}.csv" for study in ("main", "noise_floor", "probes")]
     smoke = ("--configfile", "config/smoke.yaml")
     planned = planned_jobs(snakemake(fresh, "-n", *targets, *smoke))
@@ -608,6 +620,11 @@ def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(s
     snakemake(fresh, *targets, *smoke)
     for target in targets:
         assert (fresh / target).read_bytes() == (smoke_run / target).read_bytes(), target
+    # A pair the reference lacks: only its own runs train.
+    lost = fresh / MAIN_RUN / "seed~202/ABC_vs_BAC/base.csv"
+    lost.unlink()
+    planned = planned_jobs(snakemake(fresh, "-n", "results/smoke/summary/main.csv", *smoke))
+    assert (planned["train_history"], planned["compare_orders_base"]) == (2, 1), planned
 
 
 def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):

@@ -8,7 +8,8 @@ every checkpoint it read):
 - ``export`` carries the results the folder holds and the exporting tree lacks, as long as
   every digest they name is one the reference lists for that run and checkpoint;
 - ``restore`` copies them back into a tree (``make restore``), where Snakemake takes them as
-  built: it never rebuilds a file whose inputs are missing but whose readers are current. A
+  built: it never rebuilds a file whose inputs are missing but whose readers are current, as
+  long as nothing upstream of it is rebuilt (``make restore`` makes the MNIST copy first). A
   result is restored only when the tree's code and config would make it again: the same code
   version of its rule's library code, the same config slice, the same checkpoint grid.
 
