@@ -594,6 +594,7 @@ def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(s
     restored from it (make restore) builds the main, noise floor and probe statistics at once,
     to the same bytes, training nothing; a pair it lacks trains alone."""
     config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
+    (tmp_path / "fresh").mkdir()
     fresh = copy_repo(tmp_path / "fresh")
     shutil.copy2(REPO / "Makefile", fresh / "Makefile")
     folder = fresh / "reference/smoke"
