@@ -613,19 +613,21 @@ def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(s
     assert done.returncode == 0, done.stdout + done.stderr
     restored = len(pair_results.in_tree(results))
     assert f"{restored} pair result(s) restored, 0 already in the tree" in done.stdout
-    targets = [f"results/smoke/summary/{study}.csv" for study in ("main", "noise_floor", "probes")]
     smoke = ("--configfile", "config/smoke.yaml")
+    # A pair the reference lacks: only its own runs train.
+    lost = fresh / MAIN_RUN / "seed~202/ABC_vs_BAC/base.csv"
+    for path in (lost, pair_results.provenance_of(lost)):
+        path.unlink()
+    planned = planned_jobs(snakemake(fresh, "-n", "results/smoke/summary/main.csv", *smoke))
+    assert (planned["train_history"], planned["compare_orders_base"]) == (2, 1), planned
+    pair_results.restore(folder, fresh / "results/smoke", config)
+    targets = [f"results/smoke/summary/{study}.csv" for study in ("main", "noise_floor", "probes")]
     planned = planned_jobs(snakemake(fresh, "-n", *targets, *smoke))
     assert set(planned) == {"select_matches", "summarize_pairs", "summarize_noise_floor",
                             "summarize_probes"}, planned  # fmt: skip
     snakemake(fresh, *targets, *smoke)
     for target in targets:
         assert (fresh / target).read_bytes() == (smoke_run / target).read_bytes(), target
-    # A pair the reference lacks: only its own runs train.
-    lost = fresh / MAIN_RUN / "seed~202/ABC_vs_BAC/base.csv"
-    lost.unlink()
-    planned = planned_jobs(snakemake(fresh, "-n", "results/smoke/summary/main.csv", *smoke))
-    assert (planned["train_history"], planned["compare_orders_base"]) == (2, 1), planned
 
 
 def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):
