@@ -87,3 +87,12 @@ def test_the_readme_line_says_how_many_runs_were_kept_and_from_where(tmp_path) -
     line = headlines.training_line(out, prov["carried_over"])
     assert line.startswith("Training: 2 jobs (2 ok)")
     assert f"1 of them were kept from earlier exports ({prov['date']} at `firstfirstfi`)" in line
+
+
+def test_an_export_killed_while_writing_loses_nothing(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    out.rename(out.with_name(f".{out.name}.earlier"))  # killed after setting the folder aside
+    prov = _export(_tree(tmp_path / "new", {}), out, "second")
+    assert [run["export_commit"] for run in prov["carried_over"]] == ["first"]
+    assert not out.with_name(f".{out.name}.earlier").exists()

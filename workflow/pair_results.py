@@ -30,6 +30,7 @@ import pandas as pd
 
 from workflow.artifacts import read_csv, read_json
 from workflow.config import DEFAULT_VARIANT
+from workflow.identity import RunId
 from workflow.provenance import REPO_ROOT, code_version
 from workflow.slices import dump_config, probe_config, probe_settings
 
@@ -42,7 +43,6 @@ KINDS = {
     ),
     "probes": ("probes", ("seed~*.csv",), "train_probes"),
 }
-RUN_KEY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")
 SEGMENT_CHECKPOINTS = {"base": "checkpoints", "extended": "extended_checkpoints"}
 
 
@@ -83,25 +83,19 @@ def in_reference(folder: Path) -> list[PairResult]:
     return find(folder, Path)
 
 
-def _run_key(identity: Mapping[str, Any]) -> tuple:
-    """A run's identity as a comparable key, from a provenance record (which leaves the
-    default variant out) or a row of checkpoints.csv."""
-    run = {"variant": DEFAULT_VARIANT, **identity}
-    kinds = {"lr": float, "stream": int, "seed": int}
-    return tuple(kinds.get(key, str)(run[key]) for key in RUN_KEY)
-
-
 def digests_read(provenance: Mapping[str, Any]) -> dict[tuple, str]:
     """(run key, segment, update) -> the parameter digest the result says it read."""
     if "first" in provenance:  # a comparison of two runs over a segment
         segment = provenance["segment"]
         return {
-            (_run_key(provenance[which]), segment, int(update)): digest
+            (RunId.from_wildcards(provenance[which]), segment, int(update)): digest
             for which in ("first", "second")
             for update, digest in provenance["params_digests"][which].items()
         }
     return {  # probes: each backbone at its checkpoint
-        (_run_key(run), "base", int(run["update"])): provenance["params_digests"][run["order"]]
+        (RunId.from_wildcards(run), "base", int(run["update"])): provenance["params_digests"][
+            run["order"]
+        ]
         for run in provenance["runs"]
     }
 
@@ -110,7 +104,7 @@ def checkpoint_digests(checkpoints: pd.DataFrame) -> dict[tuple, str]:
     """(run key, segment, update) -> digest, from a reference's ``checkpoints.csv``."""
     rows = checkpoints[checkpoints["params_digest"].fillna("") != ""]
     return {
-        (_run_key(row), row["segment"], int(row["update"])): row["params_digest"]
+        (RunId.from_wildcards(row), row["segment"], int(row["update"])): row["params_digest"]
         for row in rows.to_dict("records")
     }
 
@@ -164,9 +158,11 @@ def expected(result: PairResult, config: Mapping[str, Any], prov: Mapping[str, A
     }
 
 
-def stale(result: PairResult, table: Path, config: Mapping[str, Any]) -> str | None:
-    """Why the tree's code and config would not make this result as it is; None if they would."""
-    prov = read_json(provenance_of(table))
+def stale(
+    result: PairResult, table: Path, prov: Mapping[str, Any], config: Mapping[str, Any]
+) -> str | None:
+    """Why the tree's code and config would not make this result (its table, its provenance)
+    as it is; None if they would."""
     for key, value in expected(result, config, prov).items():
         if prov.get(key) != value:
             return f"its {key} is not the current one"
@@ -194,12 +190,13 @@ def restore(folder: Path, results: Path, config: Mapping[str, Any]) -> Restored:
         if target.is_file() and provenance_of(target).is_file():
             present += 1
             continue
-        if not provenance_of(table).is_file():
+        prov = read_json(provenance_of(table)) if provenance_of(table).is_file() else None
+        if prov is None:
             why = "no provenance"
-        elif not agrees(read_json(provenance_of(table)), listed):
+        elif not agrees(prov, listed):
             why = "a checkpoint it read is not the reference's"
         else:
-            why = stale(result, table, config)
+            why = stale(result, table, prov, config)
         if why:
             refused[why] = refused.get(why, 0) + 1
             continue

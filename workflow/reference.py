@@ -223,6 +223,8 @@ def export(
     # The folder being replaced stays aside until the new one is written: what it holds and
     # the tree lacks is carried over, and a failed export leaves it as it was.
     earlier = out.with_name(f".{out.name}.earlier")
+    if earlier.exists() and not out.exists():
+        earlier.rename(out)  # an export killed while writing: the folder it had set aside
     if earlier.exists():
         shutil.rmtree(earlier)
     if out.exists():
