@@ -339,6 +339,48 @@ def test_complete_run_has_nothing_left_to_do(smoke_run):
     assert planned_jobs(output) == {}
 
 
+def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
+    """A machine lost with its runs: the reference keeps every finished pair, and a fresh tree
+    restored from it (make restore) builds the main, noise floor and probe statistics at once,
+    to the same bytes, training nothing; a pair it lacks trains alone. Runs before the tests
+    that change the shared smoke run."""
+    config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
+    (tmp_path / "fresh").mkdir()
+    fresh = copy_repo(tmp_path / "fresh")
+    shutil.copy2(REPO / "Makefile", fresh / "Makefile")
+    folder = fresh / "reference/smoke"
+    results = smoke_run / "results/smoke"
+    reference.export(results, smoke_run / "logs/smoke", folder, config, REPO, commit="lost")
+    venv = Path(sys.executable).parent.parent
+    make = [
+        "make",
+        "-o",
+        f"{venv}/installed",
+        f"VENV={venv}",
+        "restore",
+        "CONFIG=config/smoke.yaml",
+    ]
+    done = subprocess.run(make, cwd=fresh, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    restored = len(pair_results.in_tree(results))
+    assert f"{restored} pair result(s) restored, 0 already in the tree" in done.stdout
+    smoke = ("--configfile", "config/smoke.yaml")
+    # A pair the reference lacks: only its own runs train.
+    lost = fresh / MAIN_RUN / "seed~202/ABC_vs_BAC/base.csv"
+    for path in (lost, pair_results.provenance_of(lost)):
+        path.unlink()
+    planned = planned_jobs(snakemake(fresh, "-n", "results/smoke/summary/main.csv", *smoke))
+    assert (planned["train_history"], planned["compare_orders_base"]) == (2, 1), planned
+    pair_results.restore(folder, fresh / "results/smoke", config)
+    targets = [f"results/smoke/summary/{study}.csv" for study in ("main", "noise_floor", "probes")]
+    planned = planned_jobs(snakemake(fresh, "-n", *targets, *smoke))
+    assert set(planned) == {"select_matches", "summarize_pairs", "summarize_noise_floor",
+                            "summarize_probes"}, planned  # fmt: skip
+    snakemake(fresh, *targets, *smoke)
+    for target in targets:
+        assert (fresh / target).read_bytes() == (smoke_run / target).read_bytes(), target
+
+
 STATISTICS_RULES = {
     "summarize_pairs",
     "summarize_pilot",
@@ -587,47 +629,6 @@ def test_adopt_runs_keeps_training_across_a_refactor(smoke_run, tmp_path):
     (work / "momentum.yaml").write_text(yaml.safe_dump(config))
     retrain = planned_jobs(snakemake(work, "-n", "--configfile", "momentum.yaml"))
     assert retrain.get("train_history") == jobs_before["train_history"], retrain
-
-
-def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
-    """A machine lost with its runs: the reference keeps every finished pair, and a fresh tree
-    restored from it (make restore) builds the main, noise floor and probe statistics at once,
-    to the same bytes, training nothing; a pair it lacks trains alone."""
-    config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
-    (tmp_path / "fresh").mkdir()
-    fresh = copy_repo(tmp_path / "fresh")
-    shutil.copy2(REPO / "Makefile", fresh / "Makefile")
-    folder = fresh / "reference/smoke"
-    results = smoke_run / "results/smoke"
-    reference.export(results, smoke_run / "logs/smoke", folder, config, REPO, commit="lost")
-    venv = Path(sys.executable).parent.parent
-    make = [
-        "make",
-        "-o",
-        f"{venv}/installed",
-        f"VENV={venv}",
-        "restore",
-        "CONFIG=config/smoke.yaml",
-    ]
-    done = subprocess.run(make, cwd=fresh, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    restored = len(pair_results.in_tree(results))
-    assert f"{restored} pair result(s) restored, 0 already in the tree" in done.stdout
-    smoke = ("--configfile", "config/smoke.yaml")
-    # A pair the reference lacks: only its own runs train.
-    lost = fresh / MAIN_RUN / "seed~202/ABC_vs_BAC/base.csv"
-    for path in (lost, pair_results.provenance_of(lost)):
-        path.unlink()
-    planned = planned_jobs(snakemake(fresh, "-n", "results/smoke/summary/main.csv", *smoke))
-    assert (planned["train_history"], planned["compare_orders_base"]) == (2, 1), planned
-    pair_results.restore(folder, fresh / "results/smoke", config)
-    targets = [f"results/smoke/summary/{study}.csv" for study in ("main", "noise_floor", "probes")]
-    planned = planned_jobs(snakemake(fresh, "-n", *targets, *smoke))
-    assert set(planned) == {"select_matches", "summarize_pairs", "summarize_noise_floor",
-                            "summarize_probes"}, planned  # fmt: skip
-    snakemake(fresh, *targets, *smoke)
-    for target in targets:
-        assert (fresh / target).read_bytes() == (smoke_run / target).read_bytes(), target
 
 
 def test_a_missing_dump_is_listed_and_rebuilt_on_request(smoke_run):
