@@ -22,6 +22,7 @@ import pandas as pd
 from workflow.artifacts import read_csv, read_json
 from workflow.choices import choices_text
 from workflow.markdown import interval, number, p_value, pick, table, tests_text, verdict
+from workflow.progress import study_progress
 from workflow.stats import Bootstrap
 from workflow.summary import endpoint_label
 
@@ -274,6 +275,27 @@ def training_line(reference: Path, carried: list[dict]) -> str:
     )
 
 
+def pending_line(reference: Path, prov: Mapping[str, Any]) -> str:
+    """The studies without statistics yet, each with the seeds whose pairs are in."""
+    pending = prov["studies_pending"]
+    if not pending:
+        return "Every study of the config is complete."
+    progress = study_progress(reference, prov["config"])
+
+    def state(study: str) -> str:
+        done = progress[study]
+        if done is None:
+            return f"`{study}`"
+        if done.done == done.seeds:
+            return f"`{study}` all {done.seeds}, statistics to come"
+        return f"`{study}` {done.done} of {done.seeds}"
+
+    return (
+        "**Not yet complete** (seeds with every pair result the study reads from them in the "
+        "folder, of its seeds): " + ", ".join(state(study) for study in pending) + "."
+    )
+
+
 def section(reference: Path) -> str:
     """The generated markdown between the markers (markers included)."""
     prov = read_json(reference / "provenance.json")
@@ -295,12 +317,7 @@ def section(reference: Path) -> str:
         "",
     ]
     lines += [training_line(reference, prov.get("carried_over", [])), ""]
-    pending = prov["studies_pending"]
-    lines.append(
-        "**Not yet complete:** " + ", ".join(f"`{s}`" for s in pending) + "."
-        if pending
-        else "Every study of the config is complete."
-    )
+    lines.append(pending_line(reference, prov))
     for study in prov["studies_complete"]:
         summary = read_csv(reference / "summary" / f"{study}.csv")
         text = study_text(study, summary, prov["config"])
