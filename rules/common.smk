@@ -5,6 +5,7 @@ from pathlib import Path
 
 from workflow.artifacts import read_json
 from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
+from workflow.environment import isa_caps
 from workflow.heap import HEAP_ENVIRONMENT
 from workflow.identity import RunId, lr_text
 from workflow import slices
@@ -17,6 +18,9 @@ for key, value in HEAP_ENVIRONMENT.items():
 
 # Stops before any job, naming the offending key.
 validate_config(config)
+
+# Every job takes the code path of machine.cpu_isa (workflow.environment.isa_caps).
+os.environ.update(isa_caps(config["machine"]["cpu_isa"], os.environ))
 
 # Each config writes to its own roots (its `name`), so results of the small and the full config
 # live side by side; a rule's benchmark TSV sits beside its log.

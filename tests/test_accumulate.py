@@ -96,3 +96,18 @@ def test_an_export_killed_while_writing_loses_nothing(tmp_path) -> None:
     prov = _export(_tree(tmp_path / "new", {}), out, "second")
     assert [run["export_commit"] for run in prov["carried_over"]] == ["first"]
     assert not out.with_name(f".{out.name}.earlier").exists()
+
+
+def test_a_kept_run_whose_record_predates_the_machine_takes_its_exports_cpu(tmp_path) -> None:
+    out = tmp_path / "reference"
+    _export(_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    runs = read_csv(out / "runs.csv")
+    prov = read_json(out / "provenance.json")
+    prov["environment"] |= {"cpu_model": "Old CPU", "torch_cpu_capability": "AVX2"}
+    write_json(out / "provenance.json", prov)
+    runs.drop(columns=["cpu_model", "torch_cpu_capability", "isa_overrides"]).to_csv(
+        out / "runs.csv", index=False
+    )  # an export from before runs.csv had them
+    _export(_tree(tmp_path / "new", {}), out, "second")
+    kept = read_csv(out / "runs.csv").iloc[0]
+    assert (kept["cpu_model"], kept["torch_cpu_capability"]) == ("Old CPU", "AVX2")

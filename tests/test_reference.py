@@ -71,8 +71,21 @@ def _results(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) -> None:
-    runs, checkpoints = reference.run_tables(*_results(tmp_path), {"base": [0, 25]})
+    results, logs = _results(tmp_path)
+    record = results / RUN.format(seed=101, order="ABC") / "run.json"
+    machine = {"cpu_model": "CPU", "cpu_flags": [], "torch_cpu_capability": "AVX2"}
+    write_json(
+        record,
+        read_json(record)
+        | {
+            "provenance": read_json(record)["provenance"]
+            | {"machine": machine | {"isa_overrides": {}}}
+        },
+    )
+    runs, checkpoints = reference.run_tables(results, logs, {"base": [0, 25]})
     assert list(runs["order"]) == ["ABC", "BAC"]
+    assert list(runs["cpu_model"]) == ["CPU", ""]  # BAC's record predates the machine
+    assert list(runs["isa_overrides"]) == ["none", ""]
     assert list(runs["status"]) == ["ok", "diverged"]
     assert list(runs["wall_s"]) == [12.5, 12.5]
     assert list(runs["updates"]) == [40, 40] and list(runs["updates_per_s"]) == [10.0, 10.0]

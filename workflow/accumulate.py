@@ -76,6 +76,20 @@ def _check_agreement(tree: pd.DataFrame, earlier: pd.DataFrame, key: list[str]) 
         )
 
 
+def _with_machine(runs: pd.DataFrame, carried: list[dict[str, Any]]) -> pd.DataFrame:
+    """Carried runs whose records predate the machine columns take their origin's CPU."""
+    runs = runs.copy()
+    for name in ORIGIN_ENVIRONMENT:
+        known = (
+            runs[name].astype(object).fillna("").astype(str)
+            if name in runs
+            else pd.Series("", runs.index)
+        )
+        origin = pd.Series([entry[name] or "" for entry in carried], index=runs.index)
+        runs[name] = known.where(known != "", origin)
+    return runs
+
+
 def merge_earlier(
     folder: Path,
     runs: pd.DataFrame,
@@ -101,6 +115,7 @@ def merge_earlier(
         {**{name: _plain(v) for name, v in zip(key, run, strict=True)}, **origins.get(run, own)}
         for run in _keys(runs_new, key)
     ]
+    runs_new = _with_machine(runs_new, carried)
     return Merged(
         pd.concat([runs, runs_new], ignore_index=True).sort_values(
             key, kind="stable", ignore_index=True

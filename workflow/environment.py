@@ -6,6 +6,11 @@ Training is bit-reproducible only for the same torch build, thread count, kernel
 PyTorch's own kernels (conv2, the linear layers, oneDNN) also pick their code path from the
 CPU's instruction set, so the CPU model, its ISA flags and the capability torch detects are
 recorded too. torch is imported only if it is installed, so torch-free stages can call this.
+
+The config's ``machine.cpu_isa`` caps that instruction set for every job (``isa_caps``), so
+that a wider CPU takes the reference's code path:
+
+    os.environ.update(isa_caps("avx2", os.environ))   # before torch is imported
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import importlib.util
 import os
 import platform
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,44 @@ ISA_VARIABLES = (
     "MKL_ENABLE_INSTRUCTIONS",
     "MKL_CBWR",
 )
+
+
+# machine.cpu_isa -> the variables that cap ATen, oneDNN and MKL at that instruction set.
+ISA_CAPS = {
+    "avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    },
+}
+
+
+class IsaConflict(ValueError):
+    """The environment already caps the instruction set otherwise than the config asks."""
+
+
+def isa_caps(cpu_isa: str | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables a job needs for ``machine.cpu_isa``. A cap refuses every instruction-set
+    variable that ``environ`` sets otherwise (one left over in a shell must not change which
+    code path the results come from); None caps nothing and leaves the environment to decide,
+    as every run records."""
+    if cpu_isa is None:
+        return {}
+    wanted = ISA_CAPS[cpu_isa]
+    clashes = [
+        f"{name}={environ[name]}"
+        for name in ISA_VARIABLES
+        if name in environ and environ[name] != wanted.get(name)
+    ]
+    if clashes:
+        raise IsaConflict(
+            f"machine.cpu_isa {cpu_isa} sets "
+            + " ".join(f"{name}={value}" for name, value in wanted.items())
+            + ", but the environment has "
+            + ", ".join(clashes)
+            + ": unset it, or set machine.cpu_isa to null to let the environment decide"
+        )
+    return dict(wanted)
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -72,6 +116,12 @@ def isa_overrides() -> dict[str, str]:
 def machine_identity() -> dict[str, Any]:
     """The torch-free part of the environment that decides a CPU's code path."""
     return {"cpu_model": cpu_model(), "cpu_flags": cpu_flags(), "isa_overrides": isa_overrides()}
+
+
+def run_machine() -> dict[str, Any]:
+    """What a run records of the machine that trained it: the CPU, its ISA flags, the
+    capability torch dispatches to and the variables that capped it."""
+    return {**machine_identity(), "torch_cpu_capability": torch_capability()}
 
 
 def machine_environment(**settings: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,7 +43,7 @@ from workflow import pair_results
 from workflow.accumulate import Merged, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
-from workflow.environment import machine_environment, today
+from workflow.environment import isa_caps, machine_environment, today
 from workflow.provenance import canonical_json
 
 IDENTITY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")
@@ -74,6 +75,9 @@ RUN_COLUMNS = [
     "device",
     "memory_format",
     "torch",
+    "cpu_model",
+    "torch_cpu_capability",
+    "isa_overrides",
     "code_version",
 ]
 CHECKPOINT_COLUMNS = [*IDENTITY, "segment", "update", "status", "params_digest"]
@@ -142,6 +146,18 @@ def _job_seconds(logs: Path, run_dir: Path, results: Path, segment: str) -> floa
     return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
 
 
+def machine_columns(machine: Mapping[str, Any] | None) -> dict[str, str]:
+    """A run's machine as runs.csv shows it; empty where its record predates ``machine``."""
+    if machine is None:
+        return {"cpu_model": "", "torch_cpu_capability": "", "isa_overrides": ""}
+    caps = machine["isa_overrides"]
+    return {
+        "cpu_model": machine["cpu_model"],
+        "torch_cpu_capability": machine["torch_cpu_capability"],
+        "isa_overrides": " ".join(f"{k}={v}" for k, v in sorted(caps.items())) or "none",
+    }
+
+
 def run_tables(
     results: Path, logs: Path, segments: Mapping[str, Sequence[int]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -172,6 +188,7 @@ def run_tables(
                 "device": prov["device"],
                 "memory_format": prov["memory_format"],
                 "torch": prov["packages"]["torch"],
+                **machine_columns(prov.get("machine")),
                 "code_version": prov["code_version"],
             }
         )
@@ -370,6 +387,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     repo = Path(__file__).resolve().parent.parent
     config = load_config([repo / "config.yaml", *args.configfile])
+    # The environment an export records is the one the config's jobs get (before torch loads).
+    os.environ.update(isa_caps(config["machine"]["cpu_isa"], os.environ))
     out = args.out or repo / "reference" / config["name"]
     results, logs = (args.tree / root / config["name"] for root in ("results", "logs"))
     if args.command == "restore":

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import save_checkpoint, write_json
+from workflow.environment import run_machine
 from workflow.provenance import canonical_json, record
 from workflow.resume import ResumeState, ResumeStore
 from workflow.runs import RunId
@@ -60,6 +61,8 @@ class SegmentJob:
             memory_format="channels_last",
             kernels=self.settings.kernels,
             device=self.settings.device,
+            # The code path PyTorch's kernels took (the CPU, and machine.cpu_isa's caps).
+            machine=run_machine(),
             **extra,
         )
 
