@@ -37,6 +37,8 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from workflow.config import load_config  # noqa: E402
+from workflow.environment import isa_caps  # noqa: E402
 from workflow.heap import HEAP_ENVIRONMENT  # noqa: E402
 from workflow.kernels import fused_forward  # noqa: E402
 from workflow.model import HistoryNet, ModelSpec, build_model  # noqa: E402
@@ -51,6 +53,9 @@ from workflow.train import (  # noqa: E402
 BATCH = 128
 MEAN, STD = 0.1307, 0.3081
 CORES = os.cpu_count() or 1
+
+# The instruction-set cap every workflow job gets from the config (machine.cpu_isa).
+JOB_CAPS = isa_caps(load_config([REPO / "config.yaml"])["machine"]["cpu_isa"], os.environ)
 
 
 def sgemm_gflops(threads: int, n: int = 2048, repeats: int = 8) -> float:
@@ -162,7 +167,7 @@ def engine_side_by_side(
             stdout=subprocess.PIPE,
             text=True,
             cwd=REPO,
-            env={**os.environ, **HEAP_ENVIRONMENT},  # as the workflow starts its jobs
+            env={**os.environ, **HEAP_ENVIRONMENT, **JOB_CAPS},  # as the workflow starts its jobs
         )
         for _ in range(jobs)
     ]

@@ -220,3 +220,10 @@ def test_the_smoke_reference_sections_render_every_complete_study() -> None:
     assert "sensitivity" in prov["studies_complete"]
     text = headlines.section(folder)
     assert "H_repr minus default" in text and "raw_input" in text
+
+
+def test_the_section_names_the_caps_that_chose_the_code_path() -> None:
+    env = {"torch_cpu_capability": "AVX2", "isa_overrides": {}}
+    assert headlines.cpu_path(env) == "AVX2"
+    env["isa_overrides"] = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
+    assert headlines.cpu_path(env) == "AVX2 under ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2"

@@ -275,6 +275,16 @@ def training_line(reference: Path, carried: list[dict]) -> str:
     )
 
 
+def cpu_path(env: Mapping[str, Any]) -> str:
+    """The code path PyTorch took on the export's machine, and the caps that chose it."""
+    caps = env.get("isa_overrides") or {}
+    if not caps:
+        return env["torch_cpu_capability"]
+    return f"{env['torch_cpu_capability']} under " + " ".join(
+        f"{name}={value}" for name, value in sorted(caps.items())
+    )
+
+
 def pending_line(reference: Path, prov: Mapping[str, Any]) -> str:
     """The studies without statistics yet, each with the seeds whose pairs are in."""
     pending = prov["studies_pending"]
@@ -310,7 +320,7 @@ def section(reference: Path) -> str:
         + ", ".join(f"`{code}`" for code in prov["training_code"])
         + f": torch {env['packages']['torch']}, "
         f"{env['torch_threads']} thread(s) per job, {env['kernels']} kernels, {env['device']}, "
-        f"{env['cpu_model']} ({env['torch_cpu_capability']}). "
+        f"{env['cpu_model']} ({cpu_path(env)}). "
         f"Values are means over seeds with {bootstrap.level:.0%} percentile bootstrap CIs "
         f"({bootstrap.resamples:,} resamples of seeds); n counts the seeds in the "
         "statistic, of the seeds in the study.",
