@@ -85,10 +85,20 @@ reference: $(VENV)/installed
 # lacks into results/<config name>/, where this code and config would make them again: a new
 # machine then trains only the runs no finished pair holds. The MNIST copy comes first: made
 # after them, it would be newer input of every job upstream of them, and Snakemake would redo
-# them all. Opt in: a plain `make full` computes everything itself.
+# them all. Then the machine check: the small reference's seed-101 pair, retrained here in
+# under a minute, must give reference/smoke's bits, or runs trained here could not join the
+# reference's (README, "On which machines the bits match"). Opt in: a plain `make full`
+# computes everything itself.
 #   make restore [CONFIG=config/smoke.yaml]
+MACHINE_CHECK := results/smoke/verify/main/seeds~101.csv
 restore: $(VENV)/installed
 	$(BIN)/snakemake --cores 1 resources/mnist.npz $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/snakemake --cores $(CORES) $(MACHINE_CHECK) --configfile config/smoke.yaml \
+	    || { echo "make restore: this machine does not give reference/smoke's bits (report:"; \
+	         echo "logs/smoke/verify/main/seeds~101.log), so the runs it trains would differ from"; \
+	         echo "the reference's; nothing restored. To restore anyway, pairs from two kinds of"; \
+	         echo "machine: $(BIN)/python -m workflow.reference restore$(if $(CONFIG), --configfile $(CONFIG))"; \
+	         exit 1; }
 	$(BIN)/python -m workflow.reference restore $(if $(CONFIG),--configfile $(CONFIG))
 
 # Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
