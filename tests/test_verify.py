@@ -415,12 +415,21 @@ def capped_capability(config: dict) -> str:
     ).stdout.strip()
 
 
+def cpu_vendor(model: str) -> str:
+    """The vendor a CPU model name starts with: AMD of "AMD EPYC", Intel of "Intel(R) Xeon(R)"."""
+    return model.split()[0].removesuffix("(R)") if model else ""
+
+
 @pytest.mark.workflow
 def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     """reference/smoke/ was trained by an earlier commit: retraining seed 101 with today's code
     must give the same bits wherever the machine takes the reference's code path (same torch,
-    and the capability torch dispatches to under machine.cpu_isa's caps: an AVX-512 CPU capped
-    at AVX2 included); elsewhere the report must name what differs."""
+    the capability torch dispatches to under machine.cpu_isa's caps, an AVX-512 CPU capped at
+    AVX2 included, and the same CPU vendor, since MKL runs other code on Intel CPUs than on
+    AMD ones: reference/cross-checks/cpu-intel-amx-2026-12-02); elsewhere the report must name
+    what differs."""
+    from workflow.environment import cpu_model
+
     workdir = copy_repo(tmp_path)
     shutil.copytree(REPO / "reference" / "smoke", workdir / "reference" / "smoke")
     provenance = json.loads((workdir / "reference/smoke/provenance.json").read_text())
@@ -431,6 +440,7 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
         env["torch_cpu_capability"]
         == capped_capability(load_config([REPO / "config.yaml", REPO / "config/smoke.yaml"]))
         and env["packages"]["torch"] == torch.__version__.split("+")[0]
+        and cpu_vendor(env["cpu_model"]) == cpu_vendor(cpu_model())
     )
     smoke = ("--configfile", "config/smoke.yaml")
     if same_path:
