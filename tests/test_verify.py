@@ -415,11 +415,6 @@ def capped_capability(config: dict) -> str:
     ).stdout.strip()
 
 
-def cpu_vendor(model: str) -> str:
-    """The vendor a CPU model name starts with: AMD of "AMD EPYC", Intel of "Intel(R) Xeon(R)"."""
-    return model.split()[0].removesuffix("(R)") if model else ""
-
-
 @pytest.mark.workflow
 def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     """reference/smoke/ was trained by an earlier commit: retraining seed 101 with today's code
@@ -428,6 +423,7 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     AVX2 included, and the same CPU vendor, since MKL runs other code on Intel CPUs than on
     AMD ones: reference/cross-checks/cpu-intel-amx-2026-12-02); elsewhere the report must name
     what differs."""
+    from workflow.accumulate import cpu_vendor
     from workflow.environment import cpu_model
 
     workdir = copy_repo(tmp_path)

@@ -7,7 +7,9 @@ it came from. A run both hold must have the same digests at every checkpoint, or
 stops: one identity with two sets of bits would make the reference contradict itself.
 
 Runs trained under another training config (`training_config_digest`) are never carried over:
-their digests are not this config's.
+their digests are not this config's. Nor do CPUs of two vendors share a folder: MKL runs other
+code on Intel CPUs than on AMD ones, with other bits under every cap tried
+(reference/cross-checks/cpu-intel-amx-2026-12-02), so no one machine could check it all.
 """
 
 from __future__ import annotations
@@ -27,7 +29,32 @@ ORIGIN_ENVIRONMENT = ("cpu_model", "torch_cpu_capability")
 
 
 class ReferenceConflict(RuntimeError):
-    """The tree and the folder it replaces hold one run with different checkpoint digests."""
+    """The tree and the folder it replaces hold one run with different checkpoint digests, or
+    runs of two CPU vendors."""
+
+
+def cpu_vendor(model: object) -> str:
+    """The vendor a CPU model name begins with: AMD of "AMD EPYC", Intel of "Intel(R) Xeon(R)
+    Processor"; empty where the model is unknown."""
+    words = model.split() if isinstance(model, str) else []
+    return words[0].removesuffix("(R)") if words and words[0] != "unknown" else ""
+
+
+def check_one_vendor(runs: pd.DataFrame) -> None:
+    """Refuse a folder whose CPU runs come from CPUs of more than one vendor."""
+    if "cpu_model" not in runs:
+        return
+    on_cpu = runs[runs["device"] == "cpu"] if "device" in runs else runs
+    vendors = on_cpu["cpu_model"].map(cpu_vendor)
+    counts = vendors[vendors != ""].value_counts().sort_index()
+    if len(counts) > 1:
+        found = ", ".join(f"{count} on {vendor}" for vendor, count in counts.items())
+        raise ReferenceConflict(
+            f"the runs were trained on CPUs of {len(counts)} vendors ({found}), whose bits "
+            "differ: no one machine could check them all (reference/cross-checks/"
+            "cpu-intel-amx-2026-12-02). Export from a tree trained on the reference's vendor, "
+            "or with --replace to start the folder afresh."
+        )
 
 
 @dataclass(frozen=True)

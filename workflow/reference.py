@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from workflow import pair_results
-from workflow.accumulate import Merged, merge_earlier
+from workflow.accumulate import Merged, check_one_vendor, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
 from workflow.environment import isa_caps, machine_environment, today
@@ -276,6 +276,7 @@ def _write(
             earlier, runs, checkpoints, training_digest(config), [*IDENTITY, "segment"]
         )
     )
+    check_one_vendor(merged.runs)
     out.mkdir(parents=True)
     complete = [s for s in STUDIES if (results / "summary" / f"{s}.csv").is_file()]
     for study in complete:
