@@ -91,11 +91,12 @@ reference: $(VENV)/installed
 # computes everything itself.
 #   make restore [CONFIG=config/smoke.yaml]
 MACHINE_CHECK := results/smoke/verify/main/seeds~101.csv
+MACHINE_CHECK_LOG := $(patsubst results/%.csv,logs/%.log,$(MACHINE_CHECK))
 restore: $(VENV)/installed
 	$(BIN)/snakemake --cores 1 resources/mnist.npz $(if $(CONFIG),--configfile $(CONFIG))
 	$(BIN)/snakemake --cores $(CORES) $(MACHINE_CHECK) --configfile config/smoke.yaml \
 	    || { echo "make restore: this machine does not give reference/smoke's bits (report:"; \
-	         echo "logs/smoke/verify/main/seeds~101.log), so the runs it trains would differ from"; \
+	         echo "$(MACHINE_CHECK_LOG)), so the runs it trains would differ from"; \
 	         echo "the reference's; nothing restored. To restore anyway, pairs from two kinds of"; \
 	         echo "machine: $(BIN)/python -m workflow.reference restore$(if $(CONFIG), --configfile $(CONFIG))"; \
 	         exit 1; }

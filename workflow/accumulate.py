@@ -42,10 +42,7 @@ def cpu_vendor(model: object) -> str:
 
 def check_one_vendor(runs: pd.DataFrame) -> None:
     """Refuse a folder whose CPU runs come from CPUs of more than one vendor."""
-    if "cpu_model" not in runs:
-        return
-    on_cpu = runs[runs["device"] == "cpu"] if "device" in runs else runs
-    vendors = on_cpu["cpu_model"].map(cpu_vendor)
+    vendors = runs.loc[runs["device"] == "cpu", "cpu_model"].map(cpu_vendor)
     counts = vendors[vendors != ""].value_counts().sort_index()
     if len(counts) > 1:
         found = ", ".join(f"{count} on {vendor}" for vendor, count in counts.items())
