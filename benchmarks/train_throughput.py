@@ -41,6 +41,7 @@ from workflow.config import load_config  # noqa: E402
 from workflow.environment import isa_caps  # noqa: E402
 from workflow.heap import HEAP_ENVIRONMENT  # noqa: E402
 from workflow.kernels import fused_forward  # noqa: E402
+from workflow.mkl import mkl_preload  # noqa: E402
 from workflow.model import HistoryNet, ModelSpec, build_model  # noqa: E402
 from workflow.train import (  # noqa: E402
     TrainingData,
@@ -54,8 +55,12 @@ BATCH = 128
 MEAN, STD = 0.1307, 0.3081
 CORES = os.cpu_count() or 1
 
-# The instruction-set cap every workflow job gets from the config (machine.cpu_isa).
-JOB_CAPS = isa_caps(load_config([REPO / "config.yaml"])["machine"]["cpu_isa"], os.environ)
+# The instruction-set cap and MKL code every workflow job gets from the config (machine).
+MACHINE = load_config([REPO / "config.yaml"])["machine"]
+JOB_CAPS = {
+    **isa_caps(MACHINE["cpu_isa"], os.environ),
+    **mkl_preload(MACHINE["mkl_cpu"], os.environ),
+}
 
 
 def sgemm_gflops(threads: int, n: int = 2048, repeats: int = 8) -> float:

@@ -7,6 +7,7 @@ from workflow.artifacts import read_json
 from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
 from workflow.environment import isa_caps
 from workflow.heap import HEAP_ENVIRONMENT
+from workflow.mkl import mkl_preload
 from workflow.identity import RunId, lr_text
 from workflow import slices
 from workflow.slices import sorted_keys
@@ -19,8 +20,10 @@ for key, value in HEAP_ENVIRONMENT.items():
 # Stops before any job, naming the offending key.
 validate_config(config)
 
-# Every job takes the code path of machine.cpu_isa (workflow.environment.isa_caps).
+# Every job takes the code path of machine.cpu_isa (workflow.environment.isa_caps) and runs
+# the MKL kernels of machine.mkl_cpu (workflow.mkl).
 os.environ.update(isa_caps(config["machine"]["cpu_isa"], os.environ))
+os.environ.update(mkl_preload(config["machine"]["mkl_cpu"], os.environ))
 
 # Each config writes to its own roots (its `name`), so results of the small and the full config
 # live side by side; a rule's benchmark TSV sits beside its log.

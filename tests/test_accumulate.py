@@ -8,7 +8,7 @@ import pytest
 
 from tests.test_reference import REPO, RUN, _record
 from workflow import headlines, reference
-from workflow.accumulate import ReferenceConflict, cpu_vendor
+from workflow.accumulate import ReferenceConflict, cpu_vendor, mkl_code
 from workflow.artifacts import read_csv, read_json, write_json
 
 CONFIG = {
@@ -113,34 +113,63 @@ def test_a_kept_run_whose_record_predates_the_machine_takes_its_exports_cpu(tmp_
     assert (kept["cpu_model"], kept["torch_cpu_capability"]) == ("Old CPU", "AVX2")
 
 
-def _on_cpu(results: Path, seed: int, order: str, model: str) -> None:
+def _on_cpu(results: Path, seed: int, order: str, model: str, mkl: str | None = None) -> None:
+    """The run's record names ``model``, and MKL's code ``mkl`` (records before it had none)."""
     record = results / RUN.format(seed=seed, order=order) / "run.json"
     run = read_json(record)
     run["provenance"]["machine"] = {
         "cpu_model": model,
         "torch_cpu_capability": "AVX2",
         "isa_overrides": {},
-    }
+    } | ({"mkl_cpu": mkl} if mkl else {})
     write_json(record, run)
 
 
-def test_runs_of_two_cpu_vendors_never_share_a_folder(tmp_path) -> None:
-    """MKL gives other bits on Intel CPUs than on AMD ones: a folder holding both could not be
-    checked on any one machine, so the export stops, naming the vendors and their runs."""
+def test_runs_of_two_mkl_codes_never_share_a_folder(tmp_path) -> None:
+    """MKL runs other code on Intel CPUs than on AMD ones, with other bits: a folder holding
+    both could not be checked on any one machine, so the export stops, naming the codes and
+    their runs. Records before machine.mkl_cpu take the code of their CPU's vendor."""
     out = tmp_path / "reference"
     amd = _tree(tmp_path / "amd", {(101, "ABC"): {0: "a0", 25: "a25"}})
     _on_cpu(amd[0], 101, "ABC", "AMD EPYC")
     _export(amd, out, "first")
     intel = _tree(tmp_path / "intel", {(202, "ABC"): {0: "b0", 25: "b25"}})
     _on_cpu(intel[0], 202, "ABC", "Intel(R) Xeon(R) Processor")
-    with pytest.raises(ReferenceConflict, match=r"2 vendors \(1 on AMD, 1 on Intel\)"):
+    with pytest.raises(ReferenceConflict, match=r"1 ran MKL's intel code, 1 ran MKL's zen code"):
         _export(intel, out, "second")
     assert read_csv(out / "runs.csv")["seed"].tolist() == [101]  # the folder as it was
     _export(intel, out, "afresh", replace=True)
     assert read_csv(out / "runs.csv")["cpu_model"].tolist() == ["Intel(R) Xeon(R) Processor"]
     unknown = _tree(tmp_path / "unknown", {(303, "ABC"): {0: "c0", 25: "c25"}})
     _on_cpu(unknown[0], 303, "ABC", "unknown")
-    _export(unknown, out, "third")  # an unknown CPU names no vendor
+    _export(unknown, out, "third")  # an unknown CPU names no code
+
+
+def test_an_intel_run_of_mkls_zen_code_joins_a_folder_of_amd_runs(tmp_path) -> None:
+    out = tmp_path / "reference"
+    amd = _tree(tmp_path / "amd", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    _on_cpu(amd[0], 101, "ABC", "AMD EPYC")
+    _export(amd, out, "first")
+    intel = _tree(tmp_path / "intel", {(202, "ABC"): {0: "b0", 25: "b25"}})
+    _on_cpu(intel[0], 202, "ABC", "Intel(R) Xeon(R) Processor", mkl="zen")
+    prov = _export(intel, out, "second")
+    runs = read_csv(out / "runs.csv")
+    assert runs["seed"].tolist() == [101, 202]
+    assert runs["mkl_cpu"].isna().tolist() == [True, False]  # the AMD run's record predates it
+    assert runs["mkl_cpu"].iloc[1] == "zen"
+    assert prov["environment"]["mkl_cpu"] == "zen"  # the runs', not the exporting process's
+
+
+def test_mkl_code_is_the_record_else_the_vendors_choice() -> None:
+    assert [
+        mkl_code(model, mkl)
+        for model, mkl in (
+            ("Intel(R) Xeon(R) Processor", "zen"),
+            ("Intel(R) Xeon(R) Processor", None),
+            ("AMD EPYC", float("nan")),  # an empty CSV cell
+            ("Apple M2", None),
+        )
+    ] == ["zen", "intel", "zen", ""]
 
 
 def test_cpu_vendor_reads_the_first_word_of_the_model_name() -> None:

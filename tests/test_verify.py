@@ -420,23 +420,26 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     """reference/smoke/ was trained by an earlier commit: retraining seed 101 with today's code
     must give the same bits wherever the machine takes the reference's code path (same torch,
     the capability torch dispatches to under machine.cpu_isa's caps, an AVX-512 CPU capped at
-    AVX2 included, and the same CPU vendor, since MKL runs other code on Intel CPUs than on
-    AMD ones: reference/cross-checks/cpu-intel-amx-2026-12-02); elsewhere the report must name
-    what differs."""
-    from workflow.accumulate import cpu_vendor
+    AVX2 included, and the same MKL code: MKL runs other code on Intel CPUs than on AMD ones
+    unless machine.mkl_cpu chooses it, reference/cross-checks/cpu-intel-amx-2026-12-02);
+    elsewhere the report must name what differs."""
+    from workflow.accumulate import mkl_code
     from workflow.environment import cpu_model
+    from workflow.mkl import mkl_preload
 
     workdir = copy_repo(tmp_path)
     shutil.copytree(REPO / "reference" / "smoke", workdir / "reference" / "smoke")
     provenance = json.loads((workdir / "reference/smoke/provenance.json").read_text())
     env = provenance["environment"]
+    config = load_config([REPO / "config.yaml", REPO / "config/smoke.yaml"])
+    chosen = config["machine"]["mkl_cpu"]
+    jobs_mkl = chosen if mkl_preload(chosen, {}) else mkl_code(cpu_model(), None)
     import torch
 
     same_path = (
-        env["torch_cpu_capability"]
-        == capped_capability(load_config([REPO / "config.yaml", REPO / "config/smoke.yaml"]))
+        env["torch_cpu_capability"] == capped_capability(config)
         and env["packages"]["torch"] == torch.__version__.split("+")[0]
-        and cpu_vendor(env["cpu_model"]) == cpu_vendor(cpu_model())
+        and jobs_mkl == mkl_code(env["cpu_model"], env.get("mkl_cpu"))
     )
     smoke = ("--configfile", "config/smoke.yaml")
     if same_path:

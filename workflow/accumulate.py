@@ -7,9 +7,10 @@ it came from. A run both hold must have the same digests at every checkpoint, or
 stops: one identity with two sets of bits would make the reference contradict itself.
 
 Runs trained under another training config (`training_config_digest`) are never carried over:
-their digests are not this config's. Nor do CPUs of two vendors share a folder: MKL runs other
-code on Intel CPUs than on AMD ones, with other bits under every cap tried
-(reference/cross-checks/cpu-intel-amx-2026-12-02), so no one machine could check it all.
+their digests are not this config's. Nor do runs of two MKL codes share a folder: MKL runs its
+Intel kernels on Intel CPUs and its Zen kernels on AMD ones, with other bits under every cap
+tried (reference/cross-checks/cpu-intel-amx-2026-12-02), unless `machine.mkl_cpu` chose the
+code (workflow/mkl.py); no one machine could check a folder of both.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ ORIGIN_ENVIRONMENT = ("cpu_model", "torch_cpu_capability")
 
 class ReferenceConflict(RuntimeError):
     """The tree and the folder it replaces hold one run with different checkpoint digests, or
-    runs of two CPU vendors."""
+    runs of two MKL codes."""
+
+
+# The code MKL picks by itself on a CPU of each vendor.
+VENDOR_MKL = {"AMD": "zen", "Intel": "intel"}
 
 
 def cpu_vendor(model: object) -> str:
@@ -40,18 +45,29 @@ def cpu_vendor(model: object) -> str:
     return words[0].removesuffix("(R)") if words and words[0] != "unknown" else ""
 
 
-def check_one_vendor(runs: pd.DataFrame) -> None:
-    """Refuse a folder whose CPU runs come from CPUs of more than one vendor."""
-    vendors = runs.loc[runs["device"] == "cpu", "cpu_model"].map(cpu_vendor)
-    counts = vendors[vendors != ""].value_counts().sort_index()
+def mkl_code(cpu_model: object, mkl_cpu: object) -> str:
+    """The vendor code MKL ran: the run's record, or for records that predate it the code MKL
+    picks on the CPU's vendor; empty where neither tells."""
+    if isinstance(mkl_cpu, str) and mkl_cpu:
+        return mkl_cpu
+    return VENDOR_MKL.get(cpu_vendor(cpu_model), "")
+
+
+def check_one_mkl_code(runs: pd.DataFrame) -> str | None:
+    """The one MKL code of a folder's CPU runs (None if it has none); refuses a folder of two."""
+    cpu = runs[runs["device"] == "cpu"]
+    recorded = cpu["mkl_cpu"] if "mkl_cpu" in cpu else pd.Series("", cpu.index)
+    codes = pd.Series(map(mkl_code, cpu["cpu_model"], recorded), index=cpu.index, dtype=object)
+    counts = codes[codes != ""].value_counts().sort_index()
     if len(counts) > 1:
-        found = ", ".join(f"{count} on {vendor}" for vendor, count in counts.items())
+        found = ", ".join(f"{count} ran MKL's {code} code" for code, count in counts.items())
         raise ReferenceConflict(
-            f"the runs were trained on CPUs of {len(counts)} vendors ({found}), whose bits "
-            "differ: no one machine could check them all (reference/cross-checks/"
-            "cpu-intel-amx-2026-12-02). Export from a tree trained on the reference's vendor, "
-            "or with --replace to start the folder afresh."
+            f"the runs ran two codes of MKL ({found}), whose bits differ: no one machine could "
+            "check them all (reference/cross-checks/cpu-intel-amx-2026-12-02). Export from a "
+            "tree trained with the reference's machine.mkl_cpu, or with --replace to start "
+            "the folder afresh."
         )
+    return counts.index[0] if len(counts) else None
 
 
 @dataclass(frozen=True)

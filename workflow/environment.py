@@ -15,6 +15,7 @@ that a wider CPU takes the reference's code path:
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import importlib.util
 import os
@@ -109,6 +110,29 @@ def torch_capability() -> str | None:
     return str(torch.backends.cpu.get_cpu_capability())
 
 
+def mkl_cpu() -> str | None:
+    """The vendor whose code MKL runs in this process, asked as MKL asks: "intel", "zen" (AMD's)
+    or "other"; None where torch has no MKL. The global symbol scope comes first, where the
+    answers ``machine.mkl_cpu`` preloads (workflow/mkl.py) stand before MKL's own."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import torch
+
+    libraries = sorted((Path(torch.__file__).parent / "lib").glob("libtorch_cpu.*"))
+    scopes = [ctypes.CDLL(None), *(ctypes.CDLL(str(path)) for path in libraries)]
+
+    def ask(query: str) -> bool | None:
+        for scope in scopes:
+            if hasattr(scope, query):
+                return bool(getattr(scope, query)())
+        return None
+
+    intel, zen = ask("mkl_serv_intel_cpu_true"), ask("mkl_serv_cpuiszen")
+    if intel is None or zen is None:
+        return None
+    return "intel" if intel else "zen" if zen else "other"
+
+
 def isa_overrides() -> dict[str, str]:
     return {name: os.environ[name] for name in ISA_VARIABLES if name in os.environ}
 
@@ -120,8 +144,8 @@ def machine_identity() -> dict[str, Any]:
 
 def run_machine() -> dict[str, Any]:
     """What a run records of the machine that trained it: the CPU, its ISA flags, the
-    capability torch dispatches to and the variables that capped it."""
-    return {**machine_identity(), "torch_cpu_capability": torch_capability()}
+    capability torch dispatches to, the variables that capped it and the vendor code MKL ran."""
+    return {**machine_identity(), "torch_cpu_capability": torch_capability(), "mkl_cpu": mkl_cpu()}
 
 
 def machine_environment(**settings: Any) -> dict[str, Any]:
@@ -133,6 +157,7 @@ def machine_environment(**settings: Any) -> dict[str, Any]:
         "cpu_flags": cpu_flags(),
         "torch_cpu_capability": torch_capability(),
         "isa_overrides": isa_overrides(),
+        "mkl_cpu": mkl_cpu(),
         "platform": platform.platform(),
     }
 

@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from workflow import pair_results
-from workflow.accumulate import Merged, check_one_vendor, merge_earlier
+from workflow.accumulate import Merged, check_one_mkl_code, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
 from workflow.environment import isa_caps, machine_environment, today
@@ -78,6 +78,7 @@ RUN_COLUMNS = [
     "cpu_model",
     "torch_cpu_capability",
     "isa_overrides",
+    "mkl_cpu",
     "code_version",
 ]
 CHECKPOINT_COLUMNS = [*IDENTITY, "segment", "update", "status", "params_digest"]
@@ -149,12 +150,14 @@ def _job_seconds(logs: Path, run_dir: Path, results: Path, segment: str) -> floa
 def machine_columns(machine: Mapping[str, Any] | None) -> dict[str, str]:
     """A run's machine as runs.csv shows it; empty where its record predates ``machine``."""
     if machine is None:
-        return {"cpu_model": "", "torch_cpu_capability": "", "isa_overrides": ""}
+        return {"cpu_model": "", "torch_cpu_capability": "", "isa_overrides": "", "mkl_cpu": ""}
     caps = machine["isa_overrides"]
     return {
         "cpu_model": machine["cpu_model"],
         "torch_cpu_capability": machine["torch_cpu_capability"],
         "isa_overrides": " ".join(f"{k}={v}" for k, v in sorted(caps.items())) or "none",
+        # Records before machine.mkl_cpu lack it; the CPU's vendor tells (accumulate.mkl_code).
+        "mkl_cpu": machine.get("mkl_cpu") or "",
     }
 
 
@@ -276,7 +279,7 @@ def _write(
             earlier, runs, checkpoints, training_digest(config), [*IDENTITY, "segment"]
         )
     )
-    check_one_vendor(merged.runs)
+    mkl = check_one_mkl_code(merged.runs)
     out.mkdir(parents=True)
     complete = [s for s in STUDIES if (results / "summary" / f"{s}.csv").is_file()]
     for study in complete:
@@ -320,7 +323,9 @@ def _write(
             kernels=training["kernels"],
             device=training["device"],
             memory_format="channels_last",
-        ),
+        )
+        # The runs' MKL code, not this process's: the preload reaches jobs only (workflow.mkl).
+        | ({"mkl_cpu": mkl} if mkl else {}),
         "config": config,
     }
     write_json(out / "provenance.json", provenance)

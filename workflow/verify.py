@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from workflow.accumulate import mkl_code
 from workflow.config import DEFAULT_VARIANT
 from workflow.identity import lr_text
 from workflow.provenance import canonical_json
@@ -43,6 +44,7 @@ ENVIRONMENT_LABELS = {
     "cpu_model": "CPU model",
     "torch_cpu_capability": "torch CPU capability",
     "isa_overrides": "instruction-set overrides (environment variables)",
+    "mkl_cpu": "MKL's code (machine.mkl_cpu)",
     "platform": "platform",
 }
 
@@ -209,6 +211,14 @@ def _flag_difference(reference: Sequence[str], here: Sequence[str]) -> list[str]
     parts = [f"missing here {', '.join(missing)}"] if missing else []
     parts += [f"added here {', '.join(added)}"] if added else []
     return [f"CPU ISA flags: {'; '.join(parts)}"]
+
+
+def reference_environment(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """A reference's environment. Exports before ``machine.mkl_cpu`` do not name MKL's code,
+    which their CPU's vendor decided."""
+    environment = dict(provenance["environment"])
+    environment.setdefault("mkl_cpu", mkl_code(environment.get("cpu_model"), None) or None)
+    return environment
 
 
 def environment_differences(

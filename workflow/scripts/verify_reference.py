@@ -19,6 +19,7 @@ from workflow.verify import (
     main_group,
     missing_runs,
     parse_seeds,
+    reference_environment,
     report,
     select_checkpoints,
     verdict,
@@ -53,7 +54,7 @@ with job_log(smk.log[0]) as log:
     here = environments[describe_run(table.iloc[0] if first is None else first)]
     text = report(
         table,
-        environment_differences(provenance["environment"], here),
+        environment_differences(reference_environment(provenance), here),
         title=f"verify {reference}, scope {scope}, seeds {smk.wildcards.seeds}:",
     )
     announce(text, log)

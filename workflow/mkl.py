@@ -1,0 +1,67 @@
+"""Which vendor's code MKL runs in every job (``machine.mkl_cpu``).
+
+    os.environ.update(mkl_preload("zen", os.environ))   # before a job's Python starts
+
+MKL (PyTorch's linear layers on x86-64) asks the CPU's vendor and runs its Intel kernels on
+Intel CPUs and its Zen kernels on AMD ones, with other bits. ``zen`` preloads ``mkl_zen.c``,
+compiled once per machine into ``HISTRES_KERNELS`` (as the fused kernels are), which answers
+those queries as an AMD Zen CPU does: an Intel CPU then gives the reference's bits. Each run
+records the code MKL took (``workflow.environment.mkl_cpu``). The dynamic loader applies it
+to processes it starts, so it reaches jobs, never the process that sets it. Torch-free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("mkl_zen.c")
+FLAGS = ("-O2", "-shared", "-fPIC")
+
+
+class MklShimError(RuntimeError):
+    pass
+
+
+def _build(target: Path) -> None:
+    name = os.environ.get("CC") or "cc"
+    cc = shutil.which(name)
+    if not cc:
+        raise MklShimError(
+            f"machine.mkl_cpu: zen needs a C compiler and {name!r} was not found (set $CC to "
+            "one); or set machine.mkl_cpu: null, and an Intel CPU runs MKL's Intel code, whose "
+            "bits differ from the reference's"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        out = Path(scratch) / target.name
+        done = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(out)], capture_output=True)
+        if done.returncode != 0:
+            raise MklShimError(f"compiling {SOURCE} failed:\n{done.stderr.decode().strip()}")
+        os.replace(out, target)  # atomic: concurrent processes may build the same file
+
+
+def shim() -> Path:
+    """The compiled preload library, built on first use."""
+    key = hashlib.sha256(SOURCE.read_bytes() + " ".join(FLAGS).encode()).hexdigest()[:16]
+    folder = Path(os.environ.get("HISTRES_KERNELS", Path.home() / ".cache/histres/kernels"))
+    target = folder / f"histres_mkl_zen-{key}.so"
+    if not target.exists():
+        _build(target)
+    return target
+
+
+def mkl_preload(mkl_cpu: str | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables a job needs for ``machine.mkl_cpu``: none for null, and none off Linux
+    x86-64, where PyTorch has no MKL to steer (its record then says which code ran)."""
+    if mkl_cpu is None or (platform.system(), platform.machine()) != ("Linux", "x86_64"):
+        return {}
+    path = str(shim())
+    preloaded = environ.get("LD_PRELOAD", "").split()
+    return {"LD_PRELOAD": " ".join(preloaded if path in preloaded else [path, *preloaded])}
