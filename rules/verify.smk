@@ -36,8 +36,9 @@ rule verify_run:
         updates=lambda w: {s: SEGMENTS[s] for s in TRAINED_THROUGH[w.through]},
         # A new torch or numpy can change the bits: retrain rather than reuse an old rerun.
         packages=package_versions(("torch", "numpy")),
-        # So does another CPU, or a variable that caps its instruction set.
+        # So does another CPU, a variable that caps its instruction set, or MKL's code.
         machine=machine_identity(),
+        mkl_cpu=config["machine"]["mkl_cpu"],
         code=code("verify_run"),
     script:
         adapter("verify_run")
