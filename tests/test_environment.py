@@ -1,17 +1,22 @@
-"""The machine a result is computed on: the instruction-set cap every job takes from the config,
-and what a run records of it."""
+"""The machine a result is computed on: the instruction-set cap and MKL code every job takes
+from the config, and what a run records of it."""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 
 import pytest
 
-from workflow.environment import ISA_VARIABLES, IsaConflict, isa_caps, run_machine
+from workflow.accumulate import mkl_code
+from workflow.environment import ISA_VARIABLES, IsaConflict, cpu_model, isa_caps, run_machine
+from workflow.mkl import MklShimError, mkl_preload, shim
 from workflow.reference import machine_columns
+
+LINUX_X86 = (platform.system(), platform.machine()) == ("Linux", "x86_64")
 
 AVX2 = {
     "ATEN_CPU_CAPABILITY": "avx2",
@@ -46,7 +51,7 @@ def test_every_capped_variable_is_one_a_run_records() -> None:
 
 def _machine_in_fresh_process(environ: dict[str, str]) -> dict:
     code = "import json, workflow.environment as e; print(json.dumps(e.run_machine()))"
-    clean = {k: v for k, v in os.environ.items() if k not in ISA_VARIABLES}
+    clean = {k: v for k, v in os.environ.items() if k not in (*ISA_VARIABLES, "LD_PRELOAD")}
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={**clean, **environ},
@@ -73,3 +78,39 @@ def test_runs_csv_shows_the_machine_or_nothing_for_older_records() -> None:
     )
     assert machine_columns({**machine, "isa_overrides": {}})["isa_overrides"] == "none"
     assert set(machine_columns(None).values()) == {""}
+
+
+@pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")
+def test_mkl_zen_preloads_the_shim_before_other_libraries_and_only_once() -> None:
+    wanted = mkl_preload("zen", {"LD_PRELOAD": "/opt/other.so"})
+    assert wanted == {"LD_PRELOAD": f"{shim()} /opt/other.so"}
+    # Applying it twice (Snakemake parses the workflow again inside a cluster job) is fine.
+    assert mkl_preload("zen", wanted) == wanted
+
+
+def test_no_mkl_choice_preloads_nothing() -> None:
+    assert mkl_preload(None, {"LD_PRELOAD": "/opt/other.so"}) == {}
+
+
+@pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")
+def test_the_shim_without_a_compiler_says_what_to_do(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HISTRES_KERNELS", str(tmp_path))
+    monkeypatch.setenv("CC", "no-such-compiler")
+    with pytest.raises(MklShimError, match="set machine.mkl_cpu: null"):
+        mkl_preload("zen", {})
+
+
+@pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")
+def test_a_run_records_the_mkl_code_it_ran() -> None:
+    """MKL's own choice is its CPU vendor's code; under the preload, Zen's on any CPU."""
+    plain = _machine_in_fresh_process({})
+    if plain["mkl_cpu"] is None:
+        pytest.skip("this torch has no MKL")
+    assert plain["mkl_cpu"] == (mkl_code(cpu_model(), None) or "other")
+    assert _machine_in_fresh_process(mkl_preload("zen", {}))["mkl_cpu"] == "zen"
+
+
+def test_runs_csv_shows_the_mkl_code_or_nothing_for_older_records() -> None:
+    machine = {**run_machine(), "isa_overrides": {}}
+    assert machine_columns({**machine, "mkl_cpu": "zen"})["mkl_cpu"] == "zen"
+    assert machine_columns({k: v for k, v in machine.items() if k != "mkl_cpu"})["mkl_cpu"] == ""
