@@ -6,8 +6,8 @@ MKL (PyTorch's linear layers on x86-64) asks the CPU's vendor and runs its Intel
 Intel CPUs and its Zen kernels on AMD ones, with other bits. ``zen`` preloads ``mkl_zen.c``,
 compiled once per machine into ``HISTRES_KERNELS`` (as the fused kernels are), which answers
 those queries as an AMD Zen CPU does: an Intel CPU then gives the reference's bits. Each run
-records the code MKL took (``workflow.environment.mkl_cpu``). The dynamic loader applies it
-to processes it starts, so it reaches jobs, never the process that sets it. Torch-free.
+records the code MKL took (``workflow.environment.mkl_cpu``). ``LD_PRELOAD`` acts when a
+process starts: it reaches the jobs, never the process that sets it. Torch-free.
 """
 
 from __future__ import annotations
