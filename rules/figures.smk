@@ -28,8 +28,9 @@ FIGURE_INPUTS = {
 }
 
 # Each figure's params hold only what it draws from, so that a setting reruns only the
-# figures that use it (the TOST margin only the probe figure, the long-horizon checkpoints only
-# the figures of the extended segment).
+# figures that use it (the TOST margin only the probe figure, the default matching rule, which
+# names the matching arms, only the sensitivity figure, the long-horizon checkpoints only the
+# figures of the extended segment).
 STATISTICS = {"statistics": config["statistics"]}
 FIGURE_PARAMS = {
     "main_h_repr": (STATISTICS, BASE_SEGMENT),
@@ -43,7 +44,7 @@ FIGURE_PARAMS = {
     "lr_search": ({}, {}),
     "rotated_vs_split": (STATISTICS, {}),
     "noise_floor": (STATISTICS, {}),
-    "sensitivity": (STATISTICS, {}),
+    "sensitivity": ({**STATISTICS, "matching": config["matching"]}, {}),
 }
 
 for name, inputs in FIGURE_INPUTS.items():

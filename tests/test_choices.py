@@ -11,6 +11,7 @@ from workflow.stats import Bootstrap
 
 BOOTSTRAP = Bootstrap(resamples=2000, seed=0, level=0.95)
 MATCHING = {"max_accuracy_gap_pp": 0.2, "min_accuracy_pct": 97.0}
+ALPHA = 0.05
 
 
 def _arm(h_repr: list[float], updates: list[int], h_floor: float | None = None) -> pd.DataFrame:
@@ -43,12 +44,14 @@ def test_each_reading_says_whether_it_moves_h_repr() -> None:
             }
         }
     )
-    text = choices_text(summary, MATCHING)
+    text = choices_text(summary, MATCHING, ALPHA)
     assert text.startswith("Of 2 readings, 1 moves H_repr at some endpoint")
     assert ": raw pixels in [0, 1] instead of the MNIST mean/std normalisation." in text
     assert "noise floor at the matched checkpoint is 0.0500" in text
     raw, fixed = text.split("\n")[2:]
     assert "(4 of 4 seeds) H_repr rises (0.1050 [" in raw
+    # Four seeds all the same way: the Wilcoxon test's smallest p is 0.125 > 0.05.
+    assert "the Wilcoxon test (p = 0.12) does not reject at the 5% level)" in raw
     assert "It matches 4 of 4 seeds (default: 4), 500 updates later than the default" in raw
     assert "(3 of 4 seeds) H_repr does not move detectably" in fixed
     assert "It matches 3 of 4 seeds (default: 4), at the default's update" in fixed
@@ -60,7 +63,7 @@ def test_one_seed_or_none_is_not_judged() -> None:
         {"matching": {"default": default, "strict": _arm([0.2, 0.3], [-1, -1])}}
         | {"variant": {"default": default, "raw_input": _arm([0.4, 0.5], [500, 500])}}
     )
-    text = choices_text(summary, MATCHING)
+    text = choices_text(summary, MATCHING, ALPHA)
     assert "Of 2 readings, 0 move H_repr" in text
     assert "H_repr cannot be compared (no seed has a value under both)" in text
     assert "is known for one seed only (0.3000), too few to judge" in text

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from workflow import figures
 from workflow.layers import LAYERS
@@ -177,6 +179,73 @@ def _r(empty: bool) -> Figure:
 @_builder("noise_floor")
 def _n(empty: bool) -> Figure:
     return figures.noise_floor(_blank(_noise_table(), ["h_order", "h_floor"], empty), FAST)
+
+
+def _sensitivity_summary() -> pd.DataFrame:
+    rows = [
+        {"analysis": "variant", "arm": "raw_input", "endpoint": e, "mean": 0.01, "n": 3}
+        for e in ("matched", "common_10000")
+    ]
+    rows += [
+        {"analysis": "matching", "arm": arm, "endpoint": "matched", "mean": -0.01, "n": 3}
+        for arm in ("gap0.1_acc97.0_all_persist1", "gap0.2_acc97.0_every2500_persist2")
+    ]
+    frame = pd.DataFrame(rows).assign(contrast="minus_default", metric="h_repr", n_seeds=3)
+    return frame.assign(ci_low=frame["mean"] - 0.01, ci_high=frame["mean"] + 0.01)
+
+
+@_builder("sensitivity")
+def _se(empty: bool) -> Figure:
+    summary = _sensitivity_summary()
+    if empty:
+        summary = summary.assign(n=0)
+    matching = {"max_accuracy_gap_pp": 0.2, "min_accuracy_pct": 97.0}
+    return figures.sensitivity_contrasts(summary, "h_repr", "H_repr", FAST, matching)
+
+
+def test_sensitivity_names_each_arm_in_words() -> None:
+    fig = BUILDERS["sensitivity"](False)
+    fig.draw_without_rendering()
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert labels == [
+        "raw pixels in [0, 1] · matched checkpoint (n = 3 of 3)",
+        "raw pixels in [0, 1] · 10,000 updates (n = 3 of 3)",
+        "gap ≤ 0.1 pp · matched checkpoint (n = 3 of 3)",
+        "every 2,500 updates, 2 checkpoints in a row · matched checkpoint (n = 3 of 3)",
+    ]
+
+
+def _text_boxes(fig: Figure) -> list[tuple[str, Bbox]]:
+    """Every visible, non-empty text the figure draws (ticks, labels, titles, legends)."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # lays the figure out as saving does
+    renderer = canvas.get_renderer()
+    texts = [*fig.texts, *(t for legend in fig.legends for t in legend.get_texts())]
+    for ax in fig.axes:
+        texts += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        for axis in (ax.xaxis, ax.yaxis):
+            texts += [*axis.get_ticklabels(), *axis.get_ticklabels(minor=True)]
+    return [
+        (t.get_text(), t.get_window_extent(renderer))
+        for t in texts
+        if t.get_visible() and t.get_text().strip()
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_no_two_texts_overlap(name: str) -> None:
+    """Tick labels, axis labels and titles of a figure never run into each other."""
+    boxes = _text_boxes(BUILDERS[name](False))
+    for i, (text, box) in enumerate(boxes):
+        for other, other_box in boxes[i + 1 :]:
+            # A pixel of slack: neighbouring texts may touch.
+            apart = (
+                box.x1 - 1 <= other_box.x0
+                or other_box.x1 - 1 <= box.x0
+                or box.y1 - 1 <= other_box.y0
+                or other_box.y1 - 1 <= box.y0
+            )
+            assert apart, f"{name}: {text!r} overlaps {other!r}"
 
 
 def _texts(fig: Figure) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from workflow.markdown import interval, number, p_value
+from workflow.markdown import interval, number, p_value, unrejected
 from workflow.summary import endpoint_label
 
 DEFAULT_ARM = "default"
@@ -24,34 +24,63 @@ VARIANT_TEXT = {
     "raw_input": "Raw pixels in [0, 1] instead of the MNIST mean/std normalisation",
     "fixed_c_order": "C in the same order at every pass instead of reshuffled at each",
 }
+VARIANT_LABEL = {"raw_input": "raw pixels in [0, 1]", "fixed_c_order": "same C order every pass"}
 # workflow.sensitivity.rule_name, read back.
 RULE_NAME = re.compile(
     r"gap(?P<gap>[0-9.e+-]+)_acc(?P<acc>[0-9.e+-]+)_(?P<grid>all|every\d+)_persist(?P<persist>\d+)"
 )
 
 
+# How each change of a matching rule from the config's reads: in a sentence, and as a label.
+RULE_WORDS = {
+    "gap": ("an accuracy gap of at most {value:g} pp (default {default:g})", "gap ≤ {value:g} pp"),
+    "acc": ("both accuracies at least {value:g}% (default {default:g}%)", "accuracy ≥ {value:g}%"),
+    "grid": ("only the checkpoints at multiples of {value:,} updates", "every {value:,} updates"),
+    "persist": (
+        "a match that holds at {value} consecutive checkpoints",
+        "{value} checkpoints in a row",
+    ),
+}
+
+
+def _rule_changes(arm: str, matching: Mapping[str, Any], form: int) -> list[str] | None:
+    """What a matching rule changes from the config's, in RULE_WORDS' ``form`` (0: sentence,
+    1: label); None when ``arm`` is not a rule name."""
+    rule = RULE_NAME.fullmatch(arm)
+    if rule is None:
+        return None
+    grid = None if rule["grid"] == "all" else int(rule["grid"][5:])
+    values = {
+        "gap": (float(rule["gap"]), matching["max_accuracy_gap_pp"]),
+        "acc": (float(rule["acc"]), matching["min_accuracy_pct"]),
+        "grid": (grid, None),
+        "persist": (int(rule["persist"]), 1),
+    }
+    return [
+        RULE_WORDS[key][form].format(value=value, default=default)
+        for key, (value, default) in values.items()
+        if value != default
+    ]
+
+
 def reading(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
     """What a reading changes, against the config's ``matching`` section for the rules."""
     if analysis != "matching":
         return VARIANT_TEXT.get(arm, f"The variant `{arm}` (config `variants.{arm}`)")
-    rule = RULE_NAME.fullmatch(arm)
-    if rule is None:
+    changes = _rule_changes(arm, matching, 0)
+    if changes is None:
         return f"The matching rule `{arm}`"
-    changes = []
-    gap, acc = float(rule["gap"]), float(rule["acc"])
-    if gap != matching["max_accuracy_gap_pp"]:
-        changes.append(
-            f"an accuracy gap of at most {gap:g} pp (default {matching['max_accuracy_gap_pp']:g})"
-        )
-    if acc != matching["min_accuracy_pct"]:
-        changes.append(
-            f"both accuracies at least {acc:g}% (default {matching['min_accuracy_pct']:g}%)"
-        )
-    if rule["grid"] != "all":
-        changes.append(f"only the checkpoints at multiples of {int(rule['grid'][5:]):,} updates")
-    if int(rule["persist"]) != 1:
-        changes.append(f"a match that holds at {rule['persist']} consecutive checkpoints")
     return "Matching with " + (" and ".join(changes) or "the default rule")
+
+
+def reading_label(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
+    """A reading in a few words, for a figure's tick label."""
+    if analysis != "matching":
+        return VARIANT_LABEL.get(arm, arm)
+    changes = _rule_changes(arm, matching, 1)
+    if changes is None:
+        return arm
+    return ", ".join(changes) or "default rule"
 
 
 def moves(row: pd.Series) -> bool:
@@ -59,8 +88,9 @@ def moves(row: pd.Series) -> bool:
     return int(row["n"]) >= 2 and (row["ci_low"] > 0 or row["ci_high"] < 0)
 
 
-def shift(row: pd.Series) -> str:
-    """How a paired difference moved, in words."""
+def shift(row: pd.Series, alpha: float) -> str:
+    """How a paired difference moved, in words; a move the paired tests do not back at
+    ``alpha`` says so."""
     n = int(row["n"])
     if n == 0:
         return "cannot be compared (no seed has a value under both)"
@@ -69,6 +99,8 @@ def shift(row: pd.Series) -> str:
     text = f"{interval(row)}, paired t p = {p_value(row['p_t'])}"
     if not moves(row):
         return f"does not move detectably ({text}; the CI includes 0)"
+    if caveat := unrejected(row, alpha):
+        text += f"; {caveat}"
     return f"rises ({text})" if row["ci_low"] > 0 else f"falls ({text})"
 
 
@@ -100,7 +132,7 @@ def _matched_seeds(row: pd.Series) -> int:
 
 
 def reading_sentence(
-    summary: pd.DataFrame, analysis: str, arm: str, matching: Mapping[str, Any]
+    summary: pd.DataFrame, analysis: str, arm: str, matching: Mapping[str, Any], alpha: float
 ) -> tuple[str, bool]:
     """(the sentence, whether H_repr moved at some endpoint)."""
     differences = _rows(summary, analysis, arm, "minus_default")
@@ -112,7 +144,7 @@ def reading_sentence(
         moved |= moves(row)
         clauses.append(
             f"at the {endpoint_label(endpoint)} ({int(row['n'])} of {int(row['n_seeds'])} "
-            f"seeds) H_repr {shift(row)}"
+            f"seeds) H_repr {shift(row, alpha)}"
         )
     text = f"**{reading(analysis, arm, matching)}**: " + "; ".join(clauses) + "."
     mine = _one(_rows(summary, analysis, arm, ""), "matched", "h_repr")
@@ -129,12 +161,13 @@ def reading_sentence(
     return text, moved
 
 
-def choices_text(summary: pd.DataFrame, matching: Mapping[str, Any]) -> str:
-    """The opening answer (which readings move H_repr) and a sentence per reading."""
+def choices_text(summary: pd.DataFrame, matching: Mapping[str, Any], alpha: float) -> str:
+    """The opening answer (which readings move H_repr) and a sentence per reading; ``alpha``
+    is the level at which the paired tests beside each CI are read."""
     sentences, moving = [], []
     arms = summary.loc[summary["arm"] != DEFAULT_ARM, ["analysis", "arm"]].drop_duplicates()
     for analysis, arm in arms.itertuples(index=False):
-        sentence, moved = reading_sentence(summary, analysis, arm, matching)
+        sentence, moved = reading_sentence(summary, analysis, arm, matching, alpha)
         sentences.append(f"- {sentence}")
         if moved:
             moving.append(sentence_case(reading(analysis, arm, matching)))

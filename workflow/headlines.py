@@ -21,7 +21,16 @@ import pandas as pd
 
 from workflow.artifacts import read_csv, read_json
 from workflow.choices import choices_text
-from workflow.markdown import interval, number, p_value, pick, table, tests_text, verdict
+from workflow.markdown import (
+    interval,
+    number,
+    p_value,
+    pick,
+    table,
+    tests_text,
+    unrejected,
+    verdict,
+)
 from workflow.progress import study_progress
 from workflow.stats import Bootstrap
 from workflow.summary import endpoint_label
@@ -82,7 +91,9 @@ def pair_study(summary: pd.DataFrame) -> str:
     return text
 
 
-def noise_floor_study(summary: pd.DataFrame) -> str:
+def noise_floor_study(summary: pd.DataFrame, alpha: float) -> str:
+    """Order effect, floor and excess per endpoint; the verdict on the excess from its CI,
+    with the paired tests that do not reject at ``alpha`` named beside it."""
     rows, sentences = [], []
     for endpoint in summary["endpoint"].unique():
         order = pick(summary, endpoint=endpoint, metric="h_order")
@@ -104,10 +115,11 @@ def noise_floor_study(summary: pd.DataFrame) -> str:
             "the same-order floor and "
             + verdict(
                 excess,
-                "lies above it: the CI of the excess excludes zero.",
-                "cannot be told apart from it: the CI of the excess includes zero.",
-                "lies below it: the CI of the excess is below zero.",
+                "lies above it: the CI of the excess excludes zero",
+                "cannot be told apart from it: the CI of the excess includes zero",
+                "lies below it: the CI of the excess is below zero",
             )
+            + (f", but {caveat}: weak evidence." if (caveat := unrejected(excess, alpha)) else ".")
         )
     header = ["endpoint", "n seeds", "order effect", "noise floor", "excess", "tests (excess)"]
     return table(header, rows) + "\n\n" + " ".join(sentences)
@@ -132,7 +144,7 @@ def pilot_study(summary: pd.DataFrame) -> str:
     return text
 
 
-def sensitivity_study(summary: pd.DataFrame, matching: Mapping[str, Any]) -> str:
+def sensitivity_study(summary: pd.DataFrame, matching: Mapping[str, Any], alpha: float) -> str:
     """Which readings move H_repr, a sentence each (``workflow.choices``), then each reading's
     paired change of H_repr from the default, one row per arm and endpoint."""
     rows = []
@@ -150,7 +162,7 @@ def sensitivity_study(summary: pd.DataFrame, matching: Mapping[str, Any]) -> str
             ]
         )
     header = ["analysis", "reading", "endpoint", "n seeds", "H_repr minus default", "p (paired t)"]
-    return choices_text(summary, matching) + "\n\n" + table(header, rows)
+    return choices_text(summary, matching, alpha) + "\n\n" + table(header, rows)
 
 
 def long_study(summary: pd.DataFrame) -> str:
@@ -231,26 +243,32 @@ def activation_study(summary: pd.DataFrame) -> str:
     return table(header, rows)
 
 
-# The studies whose text comes from their summary alone (the probe study's also needs its TOST
-# alpha: see study_text).
-STUDY_TEXT: dict[str, Callable[[pd.DataFrame], str]] = {
-    "main": pair_study,
-    "noise_floor": noise_floor_study,
-    "pilot": pilot_study,
-    "rotated": pair_study,
-    "long": long_study,
-    "lr_search": lr_search_study,
-    "activation": activation_study,
+def _alpha(config: Mapping[str, Any]) -> float:
+    """The paired tests' level that matches the CIs' coverage."""
+    return 1 - config["statistics"]["ci_level"]
+
+
+# Each study's markdown from its summary and the config settings it names.
+STUDY_TEXT: dict[str, Callable[[pd.DataFrame, Mapping[str, Any]], str]] = {
+    "main": lambda summary, _: pair_study(summary),
+    "noise_floor": lambda summary, config: noise_floor_study(summary, _alpha(config)),
+    "pilot": lambda summary, _: pilot_study(summary),
+    "rotated": lambda summary, _: pair_study(summary),
+    "probes": lambda summary, config: probes_study(
+        summary, config["studies"]["probes"]["tost_alpha"]
+    ),
+    "long": lambda summary, _: long_study(summary),
+    "lr_search": lambda summary, _: lr_search_study(summary),
+    "activation": lambda summary, _: activation_study(summary),
+    "sensitivity": lambda summary, config: sensitivity_study(
+        summary, config["matching"], _alpha(config)
+    ),
 }
 
 
 def study_text(study: str, summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
     """The markdown of one study's results, with any setting it names taken from ``config``."""
-    if study == "probes":
-        return probes_study(summary, config["studies"]["probes"]["tost_alpha"])
-    if study == "sensitivity":
-        return sensitivity_study(summary, config["matching"])
-    return STUDY_TEXT[study](summary)
+    return STUDY_TEXT[study](summary, config)
 
 
 def training_line(reference: Path, carried: list[dict]) -> str:

@@ -49,6 +49,23 @@ def tests_text(row: pd.Series) -> str:
     )
 
 
+def unrejected(row: pd.Series, alpha: float) -> str:
+    """When the CI of a difference excludes zero but a paired test does not reject at
+    ``alpha``, the tests that do not, in words ("" otherwise): with few seeds the percentile
+    bootstrap CI runs narrow, and a reader should see where the evidence is only the CI's."""
+    if not (row["ci_low"] > 0 or row["ci_high"] < 0):
+        return ""
+    tests = [
+        f"the {name} (p = {p_value(row[column])})"
+        for name, column in (("paired t-test", "p_t"), ("Wilcoxon test", "p_wilcoxon"))
+        if column in row and math.isfinite(float(row[column])) and float(row[column]) >= alpha
+    ]
+    if not tests:
+        return ""
+    verb = "does" if len(tests) == 1 else "do"
+    return f"{' and '.join(tests)} {verb} not reject at the {alpha:.0%} level"
+
+
 def verdict(row: pd.Series, above: str, inside: str, below: str) -> str:
     """Which side of zero the CI of a signed difference lies on, in words."""
     if row["ci_low"] > 0:

@@ -113,7 +113,8 @@ def rotated_vs_split(
     frames = [_h_repr_by_seed(frame, endpoint) for frame in (split, rotated)]
     names = zip(PROTOCOL_NAMES, frames, strict=True)
     counts = ", ".join(f"{name}: {seeds_label(s.size)}" for name, s in names)
-    heading = f"{title or endpoint_label(endpoint)} ({counts})"
+    # Two lines: on one, the counts run past the column over the y label.
+    heading = f"{title or endpoint_label(endpoint)}\n({counts})"
     if all(s.empty for s in frames):
         no_data(ax, PROTOCOL_LABEL, H_REPR_LABEL)
         return finish(fig, ax, heading)
@@ -229,7 +230,10 @@ def _endpoint_ticks(ax: Axes, endpoints: list) -> None:
     )
     # Endpoint names as a second row of (tick-less) minor labels centred under each group.
     ax.set_xticks(
-        [x + 0.5 for x in starts], labels=[endpoint_label(e) for e in endpoints], minor=True
+        [x + 0.5 for x in starts],
+        # A line per clause, so that neighbouring groups' names never run into each other.
+        labels=[endpoint_label(e).replace(", ", ",\n") for e in endpoints],
+        minor=True,
     )
     ax.tick_params(axis="x", which="minor", length=0, pad=4 + 2.5 * FONT_SIZE)
     ax.set_xlim(-0.7, starts[-1] + 1.7)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from workflow.figures.plotting import finish, new_figure, no_data, paper_style
+from workflow.choices import reading_label
+from workflow.figures.plotting import label_axes, no_data, paper_style
 from workflow.figures.settings import (
+    DOUBLE_WIDTH_IN,
+    FONT_SIZE,
     MEAN_COLOR,
     REFERENCE_COLOR,
     SENSITIVITY_PANELS,
-    seeds_label,
+    SENSITIVITY_ROW_IN,
+    SENSITIVITY_ROWS_LABEL,
 )
 from workflow.stats import Bootstrap
 from workflow.summary import endpoint_label
@@ -20,28 +27,41 @@ from workflow.summary import endpoint_label
 
 @paper_style
 def sensitivity_contrasts(
-    summary: pd.DataFrame, metric: str, label: str, bootstrap: Bootstrap
+    summary: pd.DataFrame,
+    metric: str,
+    label: str,
+    bootstrap: Bootstrap,
+    matching: Mapping[str, Any],
 ) -> Figure:
-    """One panel per analysis (variants, matching rules): each arm's paired difference from the
-    default in ``metric`` (``label`` names it), mean and CI over seeds, per endpoint.
+    """One panel per analysis (variants, matching rules), stacked: each arm's paired difference
+    from the default in ``metric`` (``label`` names it), mean and CI over seeds, per endpoint.
 
     ``summary`` is ``summary/sensitivity.csv``; its CIs were drawn with ``bootstrap``'s
-    settings, which name the interval here.
+    settings, which name the interval here. ``matching`` is the config's default rule, against
+    which the matching arms are named.
     """
-    fig, axes = new_figure(ncols=len(SENSITIVITY_PANELS))
     xlabel = f"{label}: arm − default (mean ± {bootstrap.label})"
     contrasts = summary[(summary["contrast"] == "minus_default") & (summary["metric"] == metric)]
-    for ax, (analysis, title) in zip(axes, SENSITIVITY_PANELS.items(), strict=True):
-        rows = contrasts[(contrasts["analysis"] == analysis) & (contrasts["n"] > 0)]
-        if rows.empty:
-            no_data(ax, xlabel, "")
+    panels = {
+        analysis: contrasts[(contrasts["analysis"] == analysis) & (contrasts["n"] > 0)]
+        for analysis in SENSITIVITY_PANELS
+    }
+    # Stacked, each panel as tall as its rows, so the arms' labels have the width they need.
+    rows = [max(len(frame), 1) for frame in panels.values()]
+    height = SENSITIVITY_ROW_IN * (sum(rows) + 3 * len(rows))
+    fig = Figure(figsize=(DOUBLE_WIDTH_IN, height), layout="constrained")
+    axes = fig.subplots(len(rows), 1, gridspec_kw={"height_ratios": rows}, squeeze=False)[:, 0]
+    for ax, (analysis, frame) in zip(axes, panels.items(), strict=True):
+        ax.tick_params(labelsize=FONT_SIZE)
+        if frame.empty:
+            no_data(ax, xlabel, SENSITIVITY_ROWS_LABEL)
         else:
-            _forest(ax, rows.reset_index(drop=True), xlabel)
-        finish(fig, ax, title)
+            _forest(ax, frame.reset_index(drop=True), xlabel, matching)
+        ax.set_title(SENSITIVITY_PANELS[analysis])
     return fig
 
 
-def _forest(ax: Axes, rows: pd.DataFrame, xlabel: str) -> None:
+def _forest(ax: Axes, rows: pd.DataFrame, xlabel: str, matching: Mapping[str, Any]) -> None:
     """A row per (arm, endpoint), the mean as a point and its CI as a bar, zero marked."""
     y = -np.arange(len(rows), dtype=np.float64)
     mean = rows["mean"].to_numpy(dtype=np.float64)
@@ -49,10 +69,13 @@ def _forest(ax: Axes, rows: pd.DataFrame, xlabel: str) -> None:
     has_ci = np.isfinite(low) & np.isfinite(high)
     ax.axvline(0.0, color=REFERENCE_COLOR, lw=0.6, zorder=1)
     ax.hlines(y[has_ci], low[has_ci], high[has_ci], color=MEAN_COLOR, lw=1.0, zorder=2)
-    ax.plot(mean, y, "o", color=MEAN_COLOR, ms=3, zorder=3)
+    ax.plot(mean, y, "o", color=MEAN_COLOR, ms=3, zorder=3, gid="mean")
     labels = [
-        f"{row.arm}, {endpoint_label(row.endpoint)} ({seeds_label(int(row.n))})"
+        f"{reading_label(row.analysis, row.arm, matching)} · "
+        f"{endpoint_label(row.endpoint).removeprefix('common endpoint, ')} "
+        f"(n = {int(row.n)} of {int(row.n_seeds)})"
         for row in rows.itertuples(index=False)
     ]
     ax.set_yticks(y, labels=labels)
-    ax.set_xlabel(xlabel)
+    ax.set_ylim(y[-1] - 0.6, 0.6)
+    label_axes(ax, xlabel, SENSITIVITY_ROWS_LABEL)

@@ -14,6 +14,8 @@ from workflow.layers import H_REPR_LAYERS, LAYERS
 COLUMN_WIDTH_IN = 3.5
 DOUBLE_WIDTH_IN = 7.0
 FIG_HEIGHT_IN = 2.6
+# Height per row of a forest plot (one arm at one endpoint), and per panel's title and axis.
+SENSITIVITY_ROW_IN = 0.22
 FONT_SIZE = 8
 PNG_DPI = 200
 
@@ -30,6 +32,7 @@ PROBE_DIFF_LABEL = r"probe accuracy $S_{ABC}$ − $S_{BAC}$ (pp)"
 LR_LABEL = "learning rate"
 FINAL_LOSS_LABEL = "final loss (cross-entropy)"
 COMPARISON_LABEL = "comparison, by endpoint"
+SENSITIVITY_ROWS_LABEL = "reading · endpoint"
 NO_DATA = "no data"
 # The sensitivity figure's panels: analysis in summary/sensitivity.csv -> panel title.
 SENSITIVITY_PANELS = {"variant": "training variants", "matching": "matching rules"}

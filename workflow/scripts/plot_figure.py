@@ -66,7 +66,7 @@ DRAW = {
     ),
     "noise_floor": lambda: figures.noise_floor(table("per_seed"), bootstrap),
     "sensitivity": lambda: figures.sensitivity_contrasts(
-        table("summary"), "h_repr", "H_repr", bootstrap
+        table("summary"), "h_repr", "H_repr", bootstrap, smk.params.config["matching"]
     ),
     "activation": activation,
 }
