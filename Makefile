@@ -40,16 +40,26 @@ test-slurm: $(VENV)/installed
 
 # The full study, study by study in the order the reference accumulates them (resumable: rerun
 # after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full/make.log.
-FULL_STEPS := "main noise_floor probes" sensitivity pilot rotated long "activation lr_search"
+# A step is its studies joined by "+"; each study's figures (rules/figures.smk) are built with its
+# summary, so that an export made after the step holds the study whole.
+FULL_STEPS := main+noise_floor+probes sensitivity pilot rotated long activation+lr_search
+STUDY_FIGURES_main := main_h_repr main_behaviour main_layer_cka
+STUDY_FIGURES_noise_floor := noise_floor
+STUDY_FIGURES_probes := probe_differences
+STUDY_FIGURES_sensitivity := sensitivity
+STUDY_FIGURES_rotated := rotated_vs_split
+STUDY_FIGURES_long := long_horizon
+STUDY_FIGURES_activation := activation
+STUDY_FIGURES_lr_search := lr_search
 FULL_LOG := logs/full/make.log
+step_targets = $(foreach s,$(subst +, ,$(1)),results/full/summary/$(s).csv \
+    $(patsubst %,results/full/figures/%.png,$(STUDY_FIGURES_$(s))))
+full_step = echo "== $$(date -u +%FT%TZ) $(1)" | tee -a $(FULL_LOG); \
+    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $(1) >> $(FULL_LOG) 2>&1 \
+    || echo "== failed: $(1) (see $(FULL_LOG))" | tee -a $(FULL_LOG);
 full: $(VENV)/installed
 	@mkdir -p logs/full
-	@for step in $(FULL_STEPS); do \
-	    targets=$$(for s in $$step; do printf 'results/full/summary/%s.csv ' $$s; done); \
-	    echo "== $$(date -u +%FT%TZ) $$targets" | tee -a $(FULL_LOG); \
-	    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $$targets >> $(FULL_LOG) 2>&1 \
-	        || echo "== failed: $$targets (see $(FULL_LOG))" | tee -a $(FULL_LOG); \
-	done
+	@$(foreach step,$(FULL_STEPS),$(call full_step,$(strip $(call step_targets,$(step)))))
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> $(FULL_LOG) 2>&1
 
 # Retrain the named seeds' runs and compare every checkpoint digest with reference/<config name>/:
