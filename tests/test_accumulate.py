@@ -9,7 +9,7 @@ import pytest
 from tests.test_reference import REPO, RUN, _record
 from workflow import headlines, reference
 from workflow.accumulate import ReferenceConflict, cpu_vendor, mkl_code
-from workflow.artifacts import read_csv, read_json, write_json
+from workflow.artifacts import read_csv, read_json, write_csv, write_json
 
 CONFIG = {
     "name": "tiny",
@@ -87,6 +87,11 @@ def test_the_readme_line_says_how_many_runs_were_kept_and_from_where(tmp_path) -
     line = headlines.training_line(out, prov["carried_over"])
     assert line.startswith("Training: 2 jobs (2 ok)")
     assert f"1 of them were kept from earlier exports ({prov['date']} at `firstfirstfi`)" in line
+    assert "resumed" not in line
+    runs = read_csv(out / "runs.csv").assign(resumed_at=[10, None])
+    write_csv(out / "runs.csv", runs)
+    line = headlines.training_line(out, prov["carried_over"])
+    assert "training steps (1 resumed from a killed job's saved state: the hours leave" in line
 
 
 def test_an_export_killed_while_writing_loses_nothing(tmp_path) -> None:

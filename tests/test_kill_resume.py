@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.test_workflow import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
+from workflow import reference
 from workflow.artifacts import load_checkpoint
 
 pytestmark = pytest.mark.workflow
@@ -58,6 +59,13 @@ def test_killed_extension_resumes_to_the_same_bits(tmp_path):
     snakemake(killed, TARGET, "--configfile", "long.yaml", "--rerun-incomplete")
     assert "resuming from the state saved at C update" in log.read_text()
     assert not (killed / RUN / ".resume").exists()
+    # The export reads the resumption from the log and times only the updates this job trained.
+    config = yaml.safe_load((killed / "long.yaml").read_text())["training"]
+    segments = {"base": config["checkpoints"], "extended": config["extended_checkpoints"]}
+    runs, _ = reference.run_tables(killed / "results/smoke", killed / "logs/smoke", segments)
+    extended = runs[(runs["segment"] == "extended") & (runs["seed"] == 101)]
+    extended = extended[extended["order"] == "ABC"].iloc[0]
+    assert extended["resumed_at"] in (600, 700, 800)
 
     fresh = copy_repo(tmp_path / "fresh")
     long_config(fresh)

@@ -89,10 +89,22 @@ def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) ->
     assert list(runs["status"]) == ["ok", "diverged"]
     assert list(runs["wall_s"]) == [12.5, 12.5]
     assert list(runs["updates"]) == [40, 40] and list(runs["updates_per_s"]) == [10.0, 10.0]
+    assert list(runs["resumed_at"].isna()) == [True, True]
     bac = checkpoints[checkpoints["order"] == "BAC"]
     assert list(bac["update"]) == [0, 25]
     assert list(bac["status"]) == ["ok", "diverged"]
     assert list(bac["params_digest"].fillna("")) == ["e0", ""]
+
+
+def test_a_resumed_job_is_timed_on_the_updates_it_trained(tmp_path) -> None:
+    """The killed job's C updates before the saved state are not in the record's seconds."""
+    results, logs = _results(tmp_path)
+    log = logs / RUN.format(seed=101, order="BAC") / "train_history.log"
+    log.write_text("... resuming from the state saved at C update 10\n...")
+    runs, _ = reference.run_tables(results, logs, {"base": [0, 25]})
+    bac = runs[runs["order"] == "BAC"].iloc[0]
+    assert bac["resumed_at"] == 10
+    assert bac["updates"] == 40 and bac["updates_per_s"] == (40 - 10) / 4.0
 
 
 def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) -> None:

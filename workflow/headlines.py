@@ -285,10 +285,17 @@ def training_line(reference: Path, carried: list[dict]) -> str:
         if carried
         else ""
     )
+    resumed = int(runs["resumed_at"].notna().sum()) if "resumed_at" in runs else 0
+    hours = (
+        f" ({resumed} resumed from a killed job's saved state: the hours leave out the killed "
+        "jobs' seconds, the rates do not count their updates)"
+        if resumed
+        else ""
+    )
     return (
         f"Training: {len(runs)} jobs ({', '.join(f'{n} {s}' for s, n in sorted(status.items()))}), "
         f"{int(runs['updates'].sum()):,} updates in {runs['train_s'].sum() / 3600:.1f} h of "
-        f"training steps; median {runs['updates_per_s'].median():.1f} updates/s per job "
+        f"training steps{hours}; median {runs['updates_per_s'].median():.1f} updates/s per job "
         f"(range {runs['updates_per_s'].min():.1f}-{runs['updates_per_s'].max():.1f})." + kept
     )
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,6 +70,7 @@ RUN_COLUMNS = [
     "updates",
     "train_s",
     "wall_s",
+    "resumed_at",
     "updates_per_s",
     "torch_threads",
     "kernels",
@@ -147,6 +149,19 @@ def _job_seconds(logs: Path, run_dir: Path, results: Path, segment: str) -> floa
     return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
 
 
+# The line workflow.resume logs when a job continues from a saved state. The C updates before
+# that state were timed by the job that saved it, whose seconds the run record does not keep.
+RESUMED = re.compile(r"resuming from the state saved at C update (\d+)")
+
+
+def _resumed_at(logs: Path, run_dir: Path, results: Path, segment: str) -> int | None:
+    """The C update the job that wrote the record resumed from (None: it started afresh, or
+    its log is gone); Snakemake's log holds the last attempt, the one that wrote the record."""
+    log = logs / run_dir.relative_to(results) / f"{JOBS[segment]}.log"
+    found = RESUMED.findall(log.read_text()) if log.is_file() else []
+    return int(found[-1]) if found else None
+
+
 def machine_columns(machine: Mapping[str, Any] | None) -> dict[str, str]:
     """A run's machine as runs.csv shows it; empty where its record predates ``machine``."""
     if machine is None:
@@ -174,6 +189,10 @@ def run_tables(
         updates = sum(phase["updates"] for phase in record.get("phases", []))
         train_s = sum(phase["seconds"] for phase in record.get("phases", []))
         wall_s = _job_seconds(logs, path.parent, results, segment)
+        resumed_at = _resumed_at(logs, path.parent, results, segment)
+        # The segment's C starts after the base segment's last checkpoint when extended.
+        first_c = 0 if segment == "base" else max(segments["base"])
+        timed = updates - (0 if resumed_at is None else resumed_at - first_c)
         runs.append(
             {
                 **identity,
@@ -185,7 +204,8 @@ def run_tables(
                 "updates": updates,
                 "train_s": round(train_s, 1),
                 "wall_s": wall_s,
-                "updates_per_s": round(updates / train_s, 2) if train_s else None,
+                "resumed_at": resumed_at,
+                "updates_per_s": round(timed / train_s, 2) if train_s else None,
                 "torch_threads": prov["torch_threads"],
                 "kernels": prov["kernels"],
                 "device": prov["device"],
