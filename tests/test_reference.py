@@ -257,3 +257,26 @@ def test_the_section_names_the_caps_that_chose_the_code_path() -> None:
     assert headlines.cpu_path(env) == "AVX2"
     env["isa_overrides"] = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
     assert headlines.cpu_path(env) == "AVX2 under ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2"
+
+
+def test_behaviour_says_how_much_of_the_pairs_errors_overlap() -> None:
+    means = {"either_wrong_pct": 4.0, "both_wrong_pct": 1.0, "both_wrong_differently_pct": 0.2}
+    rows = [
+        _summary_row(
+            analysis="variant",
+            arm="default",
+            contrast=None,
+            endpoint="matched",
+            metric=metric,
+            mean=means.get(metric, 98.0),
+            ci_low=0.0,
+            ci_high=1.0,
+        )
+        for metric, _ in headlines.BEHAVIOUR
+    ]
+    text = headlines.behaviour_text(pd.DataFrame(rows))
+    assert "| matched checkpoint | 5 of 5 | 98.00 [0.00, 1.00] |" in text
+    assert (
+        "4.00% of test images are wrong in at least one network and 1.00% in both (0.20% with "
+        "different labels): the two share 25% of the images either gets wrong" in text
+    )

@@ -162,7 +162,52 @@ def sensitivity_study(summary: pd.DataFrame, matching: Mapping[str, Any], alpha:
             ]
         )
     header = ["analysis", "reading", "endpoint", "n seeds", "H_repr minus default", "p (paired t)"]
-    return choices_text(summary, matching, alpha) + "\n\n" + table(header, rows)
+    return "\n\n".join(
+        [choices_text(summary, matching, alpha), table(header, rows), behaviour_text(summary)]
+    )
+
+
+# The readings of behaviour the sensitivity summary holds, in its order: (metric, column).
+BEHAVIOUR = [
+    ("acc_ABC_pct", "accuracy S_ABC %"),
+    ("acc_BAC_pct", "accuracy S_BAC %"),
+    ("disagreement_pct", "disagreement % (test set)"),
+    ("disagreement_probe_pct", "disagreement % (probe set)"),
+    ("either_wrong_pct", "either wrong %"),
+    ("both_wrong_pct", "both wrong %"),
+    ("both_wrong_differently_pct", "both wrong, differently %"),
+]
+
+
+def behaviour_text(summary: pd.DataFrame) -> str:
+    """The default runs' behaviour read several ways, and how much of the pair's errors overlap."""
+    default = summary[
+        (summary["analysis"] == "variant")
+        & (summary["arm"] == "default")
+        & (summary["contrast"].fillna("") == "")
+    ]
+    rows, sentences = [], []
+    for endpoint in default["endpoint"].unique():
+        at = {m: pick(default, endpoint=endpoint, metric=m) for m, _ in BEHAVIOUR}
+        first = at["either_wrong_pct"]
+        n = f"{int(first['n'])} of {int(first['n_seeds'])}"
+        rows.append([endpoint_label(endpoint), n, *(interval(at[m], 2) for m, _ in BEHAVIOUR)])
+        either, both = at["either_wrong_pct"]["mean"], at["both_wrong_pct"]["mean"]
+        differently = at["both_wrong_differently_pct"]["mean"]
+        if either > 0:
+            sentences.append(
+                f"At the {endpoint_label(endpoint)}, {number(either, 2)}% of test images are "
+                f"wrong in at least one network and {number(both, 2)}% in both "
+                f"({number(differently, 2)}% with different labels): the two share "
+                f"{both / either:.0%} of the images either gets wrong (ratio of the means)."
+            )
+    header = ["endpoint", "n seeds", *(label for _, label in BEHAVIOUR)]
+    return (
+        "The default runs' behaviour, read the ways the protocol leaves open:\n\n"
+        + table(header, rows)
+        + "\n\n"
+        + " ".join(sentences)
+    )
 
 
 def long_study(summary: pd.DataFrame) -> str:
