@@ -86,6 +86,9 @@ def test_mkl_zen_preloads_the_shim_before_other_libraries_and_only_once() -> Non
     assert wanted == {"LD_PRELOAD": f"{shim()} /opt/other.so"}
     # Applying it twice (Snakemake parses the workflow again inside a cluster job) is fine.
     assert mkl_preload("zen", wanted) == wanted
+    # The loader's list may be colon-separated too.
+    listed = f"/opt/other.so:{shim()}"
+    assert mkl_preload("zen", {"LD_PRELOAD": listed}) == {"LD_PRELOAD": f"/opt/other.so {shim()}"}
 
 
 def test_no_mkl_choice_preloads_nothing() -> None:
@@ -108,6 +111,36 @@ def test_a_run_records_the_mkl_code_it_ran() -> None:
         pytest.skip("this torch has no MKL")
     assert plain["mkl_cpu"] == (mkl_code(cpu_model(), None) or "other")
     assert _machine_in_fresh_process(mkl_preload("zen", {}))["mkl_cpu"] == "zen"
+
+
+def _mkl_digest_in_fresh_process(environ: dict[str, str]) -> str:
+    """The bits of one MKL matrix product (fc1's shape) in a fresh process."""
+    code = (
+        "import hashlib, torch; g = torch.Generator().manual_seed(0); "
+        "x, w = torch.randn(64, 800, generator=g), torch.randn(100, 800, generator=g); "
+        "print(hashlib.sha256(torch.nn.functional.linear(x, w).numpy().tobytes()).hexdigest())"
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in (*ISA_VARIABLES, "LD_PRELOAD")}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**clean, "OMP_NUM_THREADS": "1", **environ},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")
+def test_the_preload_changes_the_bits_mkl_computes_unless_it_ran_zen_code_already() -> None:
+    """What the record says is what MKL did: the preload moves a product's bits exactly when
+    MKL's own choice was not Zen's code (measured on an Intel Xeon: fc1's bits moved)."""
+    own = _machine_in_fresh_process(AVX2)["mkl_cpu"]
+    if own is None:
+        pytest.skip("this torch has no MKL")
+    plain = _mkl_digest_in_fresh_process(AVX2)
+    steered = _mkl_digest_in_fresh_process({**AVX2, **mkl_preload("zen", {})})
+    assert (plain == steered) == (own == "zen")
 
 
 def test_runs_csv_shows_the_mkl_code_or_nothing_for_older_records() -> None:

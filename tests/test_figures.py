@@ -209,7 +209,7 @@ def test_sensitivity_names_each_arm_in_words() -> None:
     labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
     assert labels == [
         "raw pixels in [0, 1] · matched checkpoint (n = 3 of 3)",
-        "raw pixels in [0, 1] · 10,000 updates (n = 3 of 3)",
+        "raw pixels in [0, 1] · common, 10,000 updates (n = 3 of 3)",
         "gap ≤ 0.1 pp · matched checkpoint (n = 3 of 3)",
         "every 2,500 updates, 2 checkpoints in a row · matched checkpoint (n = 3 of 3)",
     ]

@@ -105,6 +105,12 @@ def test_a_resumed_job_is_timed_on_the_updates_it_trained(tmp_path) -> None:
     bac = runs[runs["order"] == "BAC"].iloc[0]
     assert bac["resumed_at"] == 10
     assert bac["updates"] == 40 and bac["updates_per_s"] == (40 - 10) / 4.0
+    # Diverged before C's end: the record has no C phase to split, so no rate.
+    record = results / RUN.format(seed=101, order="BAC") / "run.json"
+    phases = [p for p in read_json(record)["phases"] if p["phase"] != "common"]
+    write_json(record, read_json(record) | {"phases": phases})
+    runs, _ = reference.run_tables(results, logs, {"base": [0, 25]})
+    assert runs[runs["order"] == "BAC"]["updates_per_s"].isna().all()
 
 
 def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) -> None:

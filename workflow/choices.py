@@ -31,21 +31,26 @@ RULE_NAME = re.compile(
 )
 
 
-# How each change of a matching rule from the config's reads: in a sentence, and as a label.
-RULE_WORDS = {
-    "gap": ("an accuracy gap of at most {value:g} pp (default {default:g})", "gap ≤ {value:g} pp"),
-    "acc": ("both accuracies at least {value:g}% (default {default:g}%)", "accuracy ≥ {value:g}%"),
-    "grid": ("only the checkpoints at multiples of {value:,} updates", "every {value:,} updates"),
-    "persist": (
-        "a match that holds at {value} consecutive checkpoints",
-        "{value} checkpoints in a row",
-    ),
+# How each change of a matching rule from the config's reads, in a sentence and as a label.
+RULE_SENTENCE = {
+    "gap": "an accuracy gap of at most {value:g} pp (default {default:g})",
+    "acc": "both accuracies at least {value:g}% (default {default:g}%)",
+    "grid": "only the checkpoints at multiples of {value:,} updates",
+    "persist": "a match that holds at {value} consecutive checkpoints",
+}
+RULE_LABEL = {
+    "gap": "gap ≤ {value:g} pp",
+    "acc": "accuracy ≥ {value:g}%",
+    "grid": "every {value:,} updates",
+    "persist": "{value} checkpoints in a row",
 }
 
 
-def _rule_changes(arm: str, matching: Mapping[str, Any], form: int) -> list[str] | None:
-    """What a matching rule changes from the config's, in RULE_WORDS' ``form`` (0: sentence,
-    1: label); None when ``arm`` is not a rule name."""
+def _rule_changes(
+    arm: str, matching: Mapping[str, Any], words: Mapping[str, str]
+) -> list[str] | None:
+    """What a matching rule changes from the config's, each in ``words``; None when ``arm``
+    is not a rule name."""
     rule = RULE_NAME.fullmatch(arm)
     if rule is None:
         return None
@@ -57,7 +62,7 @@ def _rule_changes(arm: str, matching: Mapping[str, Any], form: int) -> list[str]
         "persist": (int(rule["persist"]), 1),
     }
     return [
-        RULE_WORDS[key][form].format(value=value, default=default)
+        words[key].format(value=value, default=default)
         for key, (value, default) in values.items()
         if value != default
     ]
@@ -67,7 +72,7 @@ def reading(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
     """What a reading changes, against the config's ``matching`` section for the rules."""
     if analysis != "matching":
         return VARIANT_TEXT.get(arm, f"The variant `{arm}` (config `variants.{arm}`)")
-    changes = _rule_changes(arm, matching, 0)
+    changes = _rule_changes(arm, matching, RULE_SENTENCE)
     if changes is None:
         return f"The matching rule `{arm}`"
     return "Matching with " + (" and ".join(changes) or "the default rule")
@@ -77,7 +82,7 @@ def reading_label(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
     """A reading in a few words, for a figure's tick label."""
     if analysis != "matching":
         return VARIANT_LABEL.get(arm, arm)
-    changes = _rule_changes(arm, matching, 1)
+    changes = _rule_changes(arm, matching, RULE_LABEL)
     if changes is None:
         return arm
     return ", ".join(changes) or "default rule"
@@ -99,7 +104,7 @@ def shift(row: pd.Series, alpha: float) -> str:
     text = f"{interval(row)}, paired t p = {p_value(row['p_t'])}"
     if not moves(row):
         return f"does not move detectably ({text}; the CI includes 0)"
-    if caveat := unrejected(row, alpha):
+    if caveat := unrejected(row, alpha, t_shown=True):
         text += f"; {caveat}"
     return f"rises ({text})" if row["ci_low"] > 0 else f"falls ({text})"
 

@@ -111,9 +111,12 @@ def torch_capability() -> str | None:
 
 
 def mkl_cpu() -> str | None:
-    """The vendor whose code MKL runs in this process, asked as MKL asks: "intel", "zen" (AMD's)
-    or "other"; None where torch has no MKL. The global symbol scope comes first, where the
-    answers ``machine.mkl_cpu`` preloads (workflow/mkl.py) stand before MKL's own."""
+    """The answer MKL receives in this process when it asks which vendor's code to run:
+    "intel", "zen" (AMD's) or "other"; None where torch has no MKL. The global symbol scope
+    comes first, where the answers ``machine.mkl_cpu`` preloads (workflow/mkl.py) stand before
+    MKL's own. It reads the answer, not the code taken: a torch that bound these queries
+    inside its own library would ignore the preload, and only bits show that
+    (tests/test_environment.py compares a product's bits with and without the preload)."""
     if importlib.util.find_spec("torch") is None:
         return None
     import torch

@@ -290,7 +290,8 @@ def activation_study(summary: pd.DataFrame) -> str:
 
 def _alpha(config: Mapping[str, Any]) -> float:
     """The paired tests' level that matches the CIs' coverage."""
-    return 1 - config["statistics"]["ci_level"]
+    # Rounded: 1 - 0.95 is 0.050000000000000044, and p = 0.05 must not reject.
+    return round(1 - config["statistics"]["ci_level"], 10)
 
 
 # Each study's markdown from its summary and the config settings it names.
@@ -333,7 +334,7 @@ def training_line(reference: Path, carried: list[dict]) -> str:
     resumed = int(runs["resumed_at"].notna().sum()) if "resumed_at" in runs else 0
     hours = (
         f" ({resumed} resumed from a killed job's saved state: the hours leave out the killed "
-        "jobs' seconds, the rates do not count their updates)"
+        "jobs' seconds in C, the rates do not count their updates there)"
         if resumed
         else ""
     )

@@ -49,17 +49,19 @@ def tests_text(row: pd.Series) -> str:
     )
 
 
-def unrejected(row: pd.Series, alpha: float) -> str:
+def unrejected(row: pd.Series, alpha: float, t_shown: bool = False) -> str:
     """When the CI of a difference excludes zero but a paired test does not reject at
     ``alpha``, the tests that do not, in words ("" otherwise): with few seeds the percentile
-    bootstrap CI runs narrow, and a reader should see where the evidence is only the CI's."""
+    bootstrap CI runs narrow, and a reader should see where the evidence is only the CI's.
+    ``t_shown``: the text beside already gives the paired t-test's p, so it is not repeated."""
     if not (row["ci_low"] > 0 or row["ci_high"] < 0):
         return ""
-    tests = [
-        f"the {name} (p = {p_value(row[column])})"
-        for name, column in (("paired t-test", "p_t"), ("Wilcoxon test", "p_wilcoxon"))
-        if column in row and math.isfinite(float(row[column])) and float(row[column]) >= alpha
-    ]
+    tests = []
+    for name, column in (("paired t-test", "p_t"), ("Wilcoxon test", "p_wilcoxon")):
+        p = float(row[column]) if column in row else math.nan
+        if math.isfinite(p) and p >= alpha:
+            shown = t_shown and column == "p_t"
+            tests.append(f"the {name}" + ("" if shown else f" (p = {p_value(p)})"))
     if not tests:
         return ""
     verb = "does" if len(tests) == 1 else "do"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -63,5 +64,6 @@ def mkl_preload(mkl_cpu: str | None, environ: Mapping[str, str]) -> dict[str, st
     if mkl_cpu is None or (platform.system(), platform.machine()) != ("Linux", "x86_64"):
         return {}
     path = str(shim())
-    preloaded = environ.get("LD_PRELOAD", "").split()
+    # The loader splits the list at colons as well as spaces.
+    preloaded = [name for name in re.split(r"[:\s]+", environ.get("LD_PRELOAD", "")) if name]
     return {"LD_PRELOAD": " ".join(preloaded if path in preloaded else [path, *preloaded])}

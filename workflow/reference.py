@@ -162,6 +162,27 @@ def _resumed_at(logs: Path, run_dir: Path, results: Path, segment: str) -> int |
     return int(found[-1]) if found else None
 
 
+def _timed_updates(
+    record: Mapping[str, Any],
+    resumed_at: int | None,
+    segment: str,
+    segments: Mapping[str, Sequence[int]],
+) -> int | None:
+    """The updates the record's seconds cover: all but those of C before ``resumed_at``; None
+    when a resumed job's record has no C phase (it diverged before C's end), so the split of
+    its seconds is unknown."""
+    phases = record.get("phases", [])
+    updates = sum(phase["updates"] for phase in phases)
+    if resumed_at is None:
+        return updates
+    common = [phase for phase in phases if phase["phase"] == "common"]
+    if not common:
+        return None
+    # The segment's C starts after the base segment's last checkpoint when extended.
+    first_c = 0 if segment == "base" else max(segments["base"])
+    return updates - (resumed_at - first_c)
+
+
 def machine_columns(machine: Mapping[str, Any] | None) -> dict[str, str]:
     """A run's machine as runs.csv shows it; empty where its record predates ``machine``."""
     if machine is None:
@@ -190,9 +211,7 @@ def run_tables(
         train_s = sum(phase["seconds"] for phase in record.get("phases", []))
         wall_s = _job_seconds(logs, path.parent, results, segment)
         resumed_at = _resumed_at(logs, path.parent, results, segment)
-        # The segment's C starts after the base segment's last checkpoint when extended.
-        first_c = 0 if segment == "base" else max(segments["base"])
-        timed = updates - (0 if resumed_at is None else resumed_at - first_c)
+        timed = _timed_updates(record, resumed_at, segment, segments)
         runs.append(
             {
                 **identity,
@@ -205,7 +224,7 @@ def run_tables(
                 "train_s": round(train_s, 1),
                 "wall_s": wall_s,
                 "resumed_at": resumed_at,
-                "updates_per_s": round(timed / train_s, 2) if train_s else None,
+                "updates_per_s": round(timed / train_s, 2) if train_s and timed else None,
                 "torch_threads": prov["torch_threads"],
                 "kernels": prov["kernels"],
                 "device": prov["device"],
@@ -344,8 +363,9 @@ def _write(
             device=training["device"],
             memory_format="channels_last",
         )
-        # The runs' MKL code, not this process's: the preload reaches jobs only (workflow.mkl).
-        | ({"mkl_cpu": mkl} if mkl else {}),
+        # The runs' MKL code (None: no CPU run says), never this process's: the preload
+        # reaches jobs only (workflow.mkl).
+        | {"mkl_cpu": mkl},
         "config": config,
     }
     write_json(out / "provenance.json", provenance)

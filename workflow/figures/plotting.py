@@ -72,12 +72,21 @@ def save_figure(fig: Figure, stem: Path) -> list[Path]:
     return written
 
 
-def new_figure(ncols: int = 1) -> tuple[Figure, list[Axes]]:
-    """One row of ``ncols`` axes: column width for one panel, text width for more."""
-    width = COLUMN_WIDTH_IN if ncols == 1 else DOUBLE_WIDTH_IN
+def new_figure(
+    ncols: int = 1,
+    *,
+    nrows: int = 1,
+    width: float | None = None,
+    height: float = FIG_HEIGHT_IN,
+    height_ratios: list[int] | None = None,
+) -> tuple[Figure, list[Axes]]:
+    """A grid of axes, row by row: column width for one column, text width for more, unless
+    ``width`` says otherwise."""
+    width = width or (COLUMN_WIDTH_IN if ncols == 1 else DOUBLE_WIDTH_IN)
     # Constrained layout also makes room for legends placed outside the axes.
-    fig = Figure(figsize=(width, FIG_HEIGHT_IN), layout="constrained")
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    fig = Figure(figsize=(width, height), layout="constrained")
+    grid = fig.add_gridspec(nrows, ncols, height_ratios=height_ratios)
+    axes = [fig.add_subplot(grid[row, col]) for row in range(nrows) for col in range(ncols)]
     for ax in axes:
         # Stored in the axis' tick keywords, so ticks created later at draw time keep the size.
         ax.tick_params(labelsize=FONT_SIZE)

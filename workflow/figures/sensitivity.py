@@ -11,10 +11,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from workflow.choices import reading_label
-from workflow.figures.plotting import label_axes, no_data, paper_style
+from workflow.figures.plotting import label_axes, new_figure, no_data, paper_style
 from workflow.figures.settings import (
     DOUBLE_WIDTH_IN,
-    FONT_SIZE,
     MEAN_COLOR,
     REFERENCE_COLOR,
     SENSITIVITY_PANELS,
@@ -49,10 +48,10 @@ def sensitivity_contrasts(
     # Stacked, each panel as tall as its rows, so the arms' labels have the width they need.
     rows = [max(len(frame), 1) for frame in panels.values()]
     height = SENSITIVITY_ROW_IN * (sum(rows) + 3 * len(rows))
-    fig = Figure(figsize=(DOUBLE_WIDTH_IN, height), layout="constrained")
-    axes = fig.subplots(len(rows), 1, gridspec_kw={"height_ratios": rows}, squeeze=False)[:, 0]
+    fig, axes = new_figure(
+        nrows=len(rows), width=DOUBLE_WIDTH_IN, height=height, height_ratios=rows
+    )
     for ax, (analysis, frame) in zip(axes, panels.items(), strict=True):
-        ax.tick_params(labelsize=FONT_SIZE)
         if frame.empty:
             no_data(ax, xlabel, SENSITIVITY_ROWS_LABEL)
         else:
@@ -72,7 +71,7 @@ def _forest(ax: Axes, rows: pd.DataFrame, xlabel: str, matching: Mapping[str, An
     ax.plot(mean, y, "o", color=MEAN_COLOR, ms=3, zorder=3, gid="mean")
     labels = [
         f"{reading_label(row.analysis, row.arm, matching)} · "
-        f"{endpoint_label(row.endpoint).removeprefix('common endpoint, ')} "
+        f"{endpoint_label(row.endpoint).replace('common endpoint', 'common')} "
         f"(n = {int(row.n)} of {int(row.n_seeds)})"
         for row in rows.itertuples(index=False)
     ]
