@@ -40,20 +40,11 @@ test-slurm: $(VENV)/installed
 
 # The full study, study by study in the order the reference accumulates them (resumable: rerun
 # after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full/make.log.
-# A step is its studies joined by "+"; each study's figures (rules/figures.smk) are built with its
-# summary, so that an export made after the step holds the study whole.
+# A step is its studies joined by "+"; each study's target rule (Snakefile, build_<study>) builds
+# its summary and its figures, so that an export made after the step holds the study whole.
 FULL_STEPS := main+noise_floor+probes sensitivity pilot rotated long activation+lr_search
-STUDY_FIGURES_main := main_h_repr main_behaviour main_layer_cka
-STUDY_FIGURES_noise_floor := noise_floor
-STUDY_FIGURES_probes := probe_differences
-STUDY_FIGURES_sensitivity := sensitivity
-STUDY_FIGURES_rotated := rotated_vs_split
-STUDY_FIGURES_long := long_horizon
-STUDY_FIGURES_activation := activation
-STUDY_FIGURES_lr_search := lr_search
 FULL_LOG := logs/full/make.log
-step_targets = $(foreach s,$(subst +, ,$(1)),results/full/summary/$(s).csv \
-    $(patsubst %,results/full/figures/%.png,$(STUDY_FIGURES_$(s))))
+step_targets = $(patsubst %,build_%,$(subst +, ,$(1)))
 full_step = echo "== $$(date -u +%FT%TZ) $(1)" | tee -a $(FULL_LOG); \
     $(BIN)/snakemake --profile profiles/local --cores $(CORES) $(1) >> $(FULL_LOG) 2>&1 \
     || echo "== failed: $(1) (see $(FULL_LOG))" | tee -a $(FULL_LOG);

@@ -63,3 +63,15 @@ rule all:
         expand(f"{RESULTS}/figures/{{name}}.{{ext}}", name=FIGURES, ext=["png", "pdf"]),
         f"{RESULTS}/audit/determinism.csv",
         rules.describe_config.output.about,
+
+
+# A target per study: its summary and its figures (`make full` builds them study by study).
+for study in SUMMARIES:
+
+    rule:
+        name:
+            f"build_{study}"
+        input:
+            f"{RESULTS}/summary/{study}.csv",
+            [figure_rule_output(name) for name in STUDY_FIGURES[study]],
+        localrule: True

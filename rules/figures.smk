@@ -99,3 +99,18 @@ rule plot_activation:
 
 
 FIGURES = [*FIGURE_INPUTS, "activation"]
+
+# Each study's figures, built with its summary by its target rule (`snakemake build_<study>`).
+STUDY_FIGURES = {
+    "main": ["main_h_repr", "main_behaviour", "main_layer_cka"],
+    "noise_floor": ["noise_floor"],
+    "pilot": [],
+    "rotated": ["rotated_vs_split"],
+    "probes": ["probe_differences"],
+    "long": ["long_horizon"],
+    "activation": ["activation"],
+    "lr_search": ["lr_search"],
+    "sensitivity": ["sensitivity"],
+}
+if sorted(sum(STUDY_FIGURES.values(), [])) != sorted(FIGURES):
+    raise ValueError("rules/figures.smk: STUDY_FIGURES must name every figure once")
