@@ -141,9 +141,14 @@ def _records(results: Path) -> Iterable[tuple[str, Path, dict]]:
             yield segment, path, read_json(path)
 
 
+def _job_file(logs: Path, run_dir: Path, results: Path, segment: str, suffix: str) -> Path:
+    """A file Snakemake wrote for a run's training job: its log or its benchmark."""
+    return logs / run_dir.relative_to(results) / f"{JOBS[segment]}{suffix}"
+
+
 def _job_seconds(logs: Path, run_dir: Path, results: Path, segment: str) -> float | None:
     """Wall time of the training job, from Snakemake's benchmark file (beside its log)."""
-    tsv = logs / run_dir.relative_to(results) / f"{JOBS[segment]}.benchmark.tsv"
+    tsv = _job_file(logs, run_dir, results, segment, ".benchmark.tsv")
     if not tsv.is_file():
         return None
     return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
@@ -157,26 +162,24 @@ RESUMED = re.compile(r"resuming from the state saved at C update (\d+)")
 def _resumed_at(logs: Path, run_dir: Path, results: Path, segment: str) -> int | None:
     """The C update the job that wrote the record resumed from (None: it started afresh, or
     its log is gone); Snakemake's log holds the last attempt, the one that wrote the record."""
-    log = logs / run_dir.relative_to(results) / f"{JOBS[segment]}.log"
+    log = _job_file(logs, run_dir, results, segment, ".log")
     found = RESUMED.findall(log.read_text()) if log.is_file() else []
     return int(found[-1]) if found else None
 
 
 def _timed_updates(
-    record: Mapping[str, Any],
+    phases: Sequence[Mapping[str, Any]],
+    updates: int,
     resumed_at: int | None,
     segment: str,
     segments: Mapping[str, Sequence[int]],
 ) -> int | None:
-    """The updates the record's seconds cover: all but those of C before ``resumed_at``; None
-    when a resumed job's record has no C phase (it diverged before C's end), so the split of
-    its seconds is unknown."""
-    phases = record.get("phases", [])
-    updates = sum(phase["updates"] for phase in phases)
+    """The record's ``updates`` its seconds cover: all but those of C before ``resumed_at``;
+    None when a resumed job's record has no C phase (it diverged before C's end), so the split
+    of its seconds is unknown."""
     if resumed_at is None:
         return updates
-    common = [phase for phase in phases if phase["phase"] == "common"]
-    if not common:
+    if not any(phase["phase"] == "common" for phase in phases):
         return None
     # The segment's C starts after the base segment's last checkpoint when extended.
     first_c = 0 if segment == "base" else max(segments["base"])
@@ -207,11 +210,12 @@ def run_tables(
         prov = record["provenance"]
         # A run's record leaves the default variant out (workflow.identity.RunId.as_dict).
         identity = {key: prov.get(key, DEFAULT_VARIANT) for key in IDENTITY}
-        updates = sum(phase["updates"] for phase in record.get("phases", []))
-        train_s = sum(phase["seconds"] for phase in record.get("phases", []))
+        phases = record.get("phases", [])
+        updates = sum(phase["updates"] for phase in phases)
+        train_s = sum(phase["seconds"] for phase in phases)
         wall_s = _job_seconds(logs, path.parent, results, segment)
         resumed_at = _resumed_at(logs, path.parent, results, segment)
-        timed = _timed_updates(record, resumed_at, segment, segments)
+        timed = _timed_updates(phases, updates, resumed_at, segment, segments)
         runs.append(
             {
                 **identity,

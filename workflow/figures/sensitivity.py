@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from workflow.choices import reading_label
-from workflow.figures.plotting import label_axes, new_figure, no_data, paper_style
+from workflow.figures.plotting import finish, label_axes, new_figure, no_data, paper_style
 from workflow.figures.settings import (
     DOUBLE_WIDTH_IN,
     MEAN_COLOR,
@@ -56,7 +56,7 @@ def sensitivity_contrasts(
             no_data(ax, xlabel, SENSITIVITY_ROWS_LABEL)
         else:
             _forest(ax, frame.reset_index(drop=True), xlabel, matching)
-        ax.set_title(SENSITIVITY_PANELS[analysis])
+        finish(fig, ax, SENSITIVITY_PANELS[analysis])
     return fig
 
 
