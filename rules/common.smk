@@ -5,7 +5,8 @@ from pathlib import Path
 
 from workflow.artifacts import read_json
 from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
-from workflow.environment import isa_caps
+from workflow.blas import blas_caps
+from workflow.environment import cpu_flags, isa_caps
 from workflow.heap import HEAP_ENVIRONMENT
 from workflow.mkl import mkl_preload
 from workflow.identity import RunId, lr_text
@@ -20,9 +21,10 @@ for key, value in HEAP_ENVIRONMENT.items():
 # Stops before any job, naming the offending key.
 validate_config(config)
 
-# Every job takes the code path of machine.cpu_isa (workflow.environment.isa_caps) and runs
-# the MKL kernels of machine.mkl_cpu (workflow.mkl).
+# Every job takes the code path of machine.cpu_isa (workflow.environment.isa_caps, and numpy's
+# OpenBLAS kernels: workflow.blas) and runs the MKL kernels of machine.mkl_cpu (workflow.mkl).
 os.environ.update(isa_caps(config["machine"]["cpu_isa"], os.environ))
+os.environ.update(blas_caps(config["machine"]["cpu_isa"], os.environ, cpu_flags()))
 os.environ.update(mkl_preload(config["machine"]["mkl_cpu"], os.environ))
 
 # Each config writes to its own roots (its `name`), so results of the small and the full config

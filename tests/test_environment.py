@@ -1,5 +1,5 @@
-"""The machine a result is computed on: the instruction-set cap and MKL code every job takes
-from the config, and what a run records of it."""
+"""The machine a result is computed on: the instruction-set cap, OpenBLAS kernels and MKL code
+every job takes from the config, and what a run records of it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,15 @@ import sys
 import pytest
 
 from workflow.accumulate import mkl_code
-from workflow.environment import ISA_VARIABLES, IsaConflict, cpu_model, isa_caps, run_machine
+from workflow.blas import blas_caps
+from workflow.environment import (
+    ISA_VARIABLES,
+    IsaConflict,
+    cpu_flags,
+    cpu_model,
+    isa_caps,
+    run_machine,
+)
 from workflow.mkl import MklShimError, mkl_preload, shim
 from workflow.reference import machine_columns
 
@@ -47,6 +55,47 @@ def test_no_cap_leaves_the_environment_to_decide() -> None:
 
 def test_every_capped_variable_is_one_a_run_records() -> None:
     assert set(AVX2) <= set(ISA_VARIABLES)
+
+
+HASWELL = {"OPENBLAS_CORETYPE": "Haswell"}
+
+
+def test_avx2_pins_numpy_openblas_to_its_avx2_kernels_where_the_cpu_has_them() -> None:
+    assert blas_caps("avx2", {}, ["avx", "avx2", "fma", "sse4_2"]) == HASWELL
+    assert blas_caps("avx2", HASWELL, ["avx2", "fma"]) == HASWELL
+    # Haswell's kernels would be illegal instructions on a CPU without AVX2 and FMA.
+    assert blas_caps("avx2", {}, ["avx", "sse4_2"]) == {}
+    assert blas_caps(None, {"OPENBLAS_CORETYPE": "SkylakeX"}, ["avx2", "fma"]) == {}
+
+
+def test_the_blas_cap_refuses_another_openblas_core() -> None:
+    with pytest.raises(IsaConflict, match="environment has OPENBLAS_CORETYPE=SkylakeX: unset"):
+        blas_caps("avx2", {"OPENBLAS_CORETYPE": "SkylakeX"}, ["avx2", "fma"])
+
+
+def _openblas_core_in_fresh_process(environ: dict[str, str]) -> str | None:
+    code = "import json, workflow.blas as b; print(json.dumps(b.openblas_core()))"
+    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**clean, **environ},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not LINUX_X86, reason="the cap applies to x86-64 CPUs with AVX2 and FMA")
+def test_under_the_cap_numpy_runs_openblas_haswell_kernels() -> None:
+    """The variable reaches OpenBLAS: its kernels are Haswell's under the cap (measured on a
+    Xeon whose own are SkylakeX's, and whose CKA bits then moved)."""
+    caps = blas_caps("avx2", {}, cpu_flags())
+    if not caps:
+        pytest.skip("this CPU lacks AVX2 or FMA")
+    if _openblas_core_in_fresh_process({}) is None:
+        pytest.skip("this numpy does not bundle OpenBLAS")
+    assert _openblas_core_in_fresh_process(caps) == "Haswell"
 
 
 def _machine_in_fresh_process(environ: dict[str, str]) -> dict:

@@ -25,6 +25,7 @@ import yaml
 from workflow import pair_results, reference
 from workflow.artifacts import load_checkpoint, save_checkpoint
 from workflow.config import load_config
+from workflow.environment import cpu_flags
 from workflow.status import job_counts as planned_jobs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -337,6 +338,34 @@ def test_smoke_artifacts_carry_provenance(smoke_run):
 def test_complete_run_has_nothing_left_to_do(smoke_run):
     output = snakemake(smoke_run, "-n", "--configfile", "config/smoke.yaml")
     assert planned_jobs(output) == {}
+
+
+@pytest.mark.skipif(
+    not {"avx2", "fma"} <= set(cpu_flags()), reason="the bits are the reference's on AVX2+FMA CPUs"
+)
+def test_the_small_config_gives_reference_smoke_bit_for_bit(smoke_run):
+    """Not only the checkpoints: every pair table, probe result, per-seed table and summary of
+    the small config has the bytes reference/smoke holds, made on another CPU (an AMD EPYC;
+    numpy's OpenBLAS is capped with the rest, workflow.blas)."""
+    folder = REPO / "reference/smoke"
+    kept = {
+        **{
+            path: smoke_run / "results/smoke/runs" / path.relative_to(folder / "comparisons")
+            for path in (folder / "comparisons").rglob("*.csv")
+        },
+        **{
+            path: smoke_run / "results/smoke" / path.relative_to(folder)
+            for kind in ("probes", "tables", "summary")
+            for path in (folder / kind).glob("*.csv")
+        },
+    }
+    assert len(kept) > 40
+    differ = [
+        str(p.relative_to(folder))
+        for p, ours in kept.items()
+        if ours.read_bytes() != p.read_bytes()
+    ]
+    assert not differ, differ
 
 
 def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
