@@ -73,9 +73,12 @@ def test_the_blas_cap_refuses_another_openblas_core() -> None:
         blas_caps("avx2", {"OPENBLAS_CORETYPE": "SkylakeX"}, ["avx2", "fma"])
 
 
-def _openblas_core_in_fresh_process(environ: dict[str, str]) -> str | None:
-    code = "import json, workflow.blas as b; print(json.dumps(b.openblas_core()))"
-    clean = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+# Every variable a cap sets, kept out of the fresh processes below unless a test sets it.
+CAPS = (*ISA_VARIABLES, "LD_PRELOAD", "OPENBLAS_CORETYPE")
+
+
+def _stdout_of_fresh_process(code: str, environ: dict[str, str]) -> str:
+    clean = {k: v for k, v in os.environ.items() if k not in CAPS}
     out = subprocess.run(
         [sys.executable, "-c", code],
         env={**clean, **environ},
@@ -83,7 +86,12 @@ def _openblas_core_in_fresh_process(environ: dict[str, str]) -> str | None:
         text=True,
         check=True,
     )
-    return json.loads(out.stdout)
+    return out.stdout.strip()
+
+
+def _openblas_core_in_fresh_process(environ: dict[str, str]) -> str | None:
+    code = "import json, workflow.blas as b; print(json.dumps(b.openblas_core()))"
+    return json.loads(_stdout_of_fresh_process(code, environ))
 
 
 @pytest.mark.skipif(not LINUX_X86, reason="the cap applies to x86-64 CPUs with AVX2 and FMA")
@@ -100,15 +108,7 @@ def test_under_the_cap_numpy_runs_openblas_haswell_kernels() -> None:
 
 def _machine_in_fresh_process(environ: dict[str, str]) -> dict:
     code = "import json, workflow.environment as e; print(json.dumps(e.run_machine()))"
-    clean = {k: v for k, v in os.environ.items() if k not in (*ISA_VARIABLES, "LD_PRELOAD")}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**clean, **environ},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout)
+    return json.loads(_stdout_of_fresh_process(code, environ))
 
 
 def test_a_run_records_the_capability_torch_took_under_the_caps() -> None:
@@ -169,15 +169,7 @@ def _mkl_digest_in_fresh_process(environ: dict[str, str]) -> str:
         "x, w = torch.randn(64, 800, generator=g), torch.randn(100, 800, generator=g); "
         "print(hashlib.sha256(torch.nn.functional.linear(x, w).numpy().tobytes()).hexdigest())"
     )
-    clean = {k: v for k, v in os.environ.items() if k not in (*ISA_VARIABLES, "LD_PRELOAD")}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**clean, "OMP_NUM_THREADS": "1", **environ},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.strip()
+    return _stdout_of_fresh_process(code, {"OMP_NUM_THREADS": "1", **environ})
 
 
 @pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")
