@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from workflow.artifacts import params_digest
-from workflow.learner import Diverged, Learner, model_state, shuffled_batches
+from workflow.learner import Diverged, Learner, Losses, model_state, shuffled_batches
 from workflow.resume import BetweenCheckpoints, ResumeState
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class Relaxation:
         self.learner, self.batches, self.record = learner, batches, record
         self.progress, self.hooks = progress, hooks
         self.resumed_at = 0  # the C update this job started from
-        self.pending: list[torch.Tensor] = []  # losses since the last checkpoint, from a state
+        self.pending = Losses()  # losses since the last checkpoint, from a state
         self.interval_loss: dict[int, float] = {}
         self.previous = 0  # the last checkpoint passed: the current interval starts after it
         self.first_c = 0  # where this segment's C started: its record counts updates from there
@@ -88,7 +88,7 @@ class Relaxation:
         self.resumed_at = state.update
         between = state.between
         if between is not None:
-            self.pending = list(between.pending_losses.unbind())
+            self.pending = Losses(between.pending_losses)
             self.interval_loss = dict(between.interval_loss)
         self.previous = state.update - len(self.pending)
         self.first_c = self.previous if between is None else between.first_c
@@ -122,10 +122,10 @@ class Relaxation:
     def _saves_states(self) -> bool:
         return bool(self.hooks.on_state and self.hooks.state_every)
 
-    def _losses_up_to(self, checkpoint: int) -> list[torch.Tensor]:
+    def _losses_up_to(self, checkpoint: int) -> Losses:
         """The losses of the interval ending at ``checkpoint`` (with those a resumed state
         brought), handing out a state at every multiple of ``state_every`` on the way."""
-        losses, self.pending = self.pending, []
+        losses, self.pending = self.pending, Losses()
         while self.previous + len(losses) < checkpoint:
             at = self.previous + len(losses)
             todo = checkpoint - at
@@ -138,13 +138,13 @@ class Relaxation:
                 self.hooks.on_state(self._snapshot(at, losses))
         return losses
 
-    def _updates(self, count: int, losses: list[torch.Tensor]) -> None:
+    def _updates(self, count: int, losses: Losses) -> None:
         for _ in range(count):
             losses.append(self.learner.step(next(self.batches)))
             at = self.previous + len(losses)
-            self.progress.maybe(self._job_updates(at), f"common C {at}/{self.last}", losses[-1])
+            self.progress.maybe(self._job_updates(at), f"common C {at}/{self.last}", losses.last())
 
-    def _close_interval(self, checkpoint: int, losses: list[torch.Tensor]) -> None:
+    def _close_interval(self, checkpoint: int, losses: Losses) -> None:
         if losses:
             self.interval_loss[checkpoint] = self.learner.mean_loss(
                 losses, "common", self.previous + 1
@@ -169,14 +169,14 @@ class Relaxation:
         """Updates this job has run when C reaches ``at``: the progress lines count those."""
         return self.before + at - self.resumed_at
 
-    def _snapshot(self, update: int, losses: list[torch.Tensor]) -> ResumeState:
+    def _snapshot(self, update: int, losses: Losses) -> ResumeState:
         return ResumeState(
             update=update,
             model=self.learner.weights(),
             optimizer=copy.deepcopy(self.learner.optimizer.state_dict()),
             stream=self.batches.state_dict(),
             between=BetweenCheckpoints(
-                pending_losses=torch.stack(losses).cpu() if losses else torch.empty(0),
+                pending_losses=losses.values(),
                 interval_loss=dict(self.interval_loss),
                 first_c=self.first_c,
                 record=copy.deepcopy(vars(self.record)),

@@ -29,7 +29,7 @@ import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
 from workflow.heap import HEAP_ENVIRONMENT
-from workflow.learner import Diverged, Learner, model_state, shuffled_batches
+from workflow.learner import Diverged, Learner, Losses, model_state, shuffled_batches
 from workflow.relaxation import BatchStream, Relaxation
 from workflow.resume import ResumeState
 from workflow.tasks import stream_seed
@@ -270,10 +270,10 @@ def _task_phases(
         generator = torch.Generator().manual_seed(history.shuffle_seed(phase))
         started, epoch_losses, phase_start = time.perf_counter(), [], done
         for epoch in range(settings.epochs_per_task):
-            where, losses = f"{phase} task {task} epoch {epoch + 1}", []
+            where, losses = f"{phase} task {task} epoch {epoch + 1}", Losses()
             for batch in shuffled_batches(data.tasks[task], settings.batch_size, generator):
                 losses.append(learner.step(batch))
-                progress.maybe(done + len(losses), where, losses[-1])
+                progress.maybe(done + len(losses), where, losses.last())
             epoch_losses.append(learner.mean_loss(losses, phase, done + 1))
             done += len(losses)
         record.phases.append(
