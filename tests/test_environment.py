@@ -8,20 +8,23 @@ import os
 import platform
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from workflow.accumulate import mkl_code
 from workflow.blas import blas_caps
+from workflow.cbuild import BuildError
 from workflow.environment import (
     ISA_VARIABLES,
     IsaConflict,
     cpu_flags,
     cpu_model,
     isa_caps,
+    mkl_answer,
     run_machine,
 )
-from workflow.mkl import MklShimError, mkl_preload, shim
+from workflow.mkl import mkl_preload, shim
 from workflow.reference import machine_columns
 
 LINUX_X86 = (platform.system(), platform.machine()) == ("Linux", "x86_64")
@@ -148,7 +151,7 @@ def test_no_mkl_choice_preloads_nothing() -> None:
 def test_the_shim_without_a_compiler_says_what_to_do(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("HISTRES_KERNELS", str(tmp_path))
     monkeypatch.setenv("CC", "no-such-compiler")
-    with pytest.raises(MklShimError, match="set machine.mkl_cpu: null"):
+    with pytest.raises(BuildError, match="set machine.mkl_cpu: null"):
         mkl_preload("zen", {})
 
 
@@ -170,6 +173,22 @@ def _mkl_digest_in_fresh_process(environ: dict[str, str]) -> str:
         "print(hashlib.sha256(torch.nn.functional.linear(x, w).numpy().tobytes()).hexdigest())"
     )
     return _stdout_of_fresh_process(code, {"OMP_NUM_THREADS": "1", **environ})
+
+
+def _answers(intel: bool, zen: bool) -> SimpleNamespace:
+    return SimpleNamespace(mkl_serv_intel_cpu_true=lambda: intel, mkl_serv_cpuiszen=lambda: zen)
+
+
+def test_the_mkl_answer_comes_from_the_preload_before_torch() -> None:
+    shim, own_intel = _answers(False, True), _answers(True, False)
+    assert mkl_answer(shim, [own_intel]) == "zen"
+    assert mkl_answer(SimpleNamespace(), [own_intel]) == "intel"
+    assert mkl_answer(SimpleNamespace(), [_answers(False, False)]) == "other"
+
+
+def test_a_torch_without_mkl_records_none_even_under_the_preload() -> None:
+    assert mkl_answer(_answers(False, True), [SimpleNamespace()]) is None
+    assert mkl_answer(_answers(False, True), []) is None
 
 
 @pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")

@@ -19,7 +19,7 @@ import importlib.util
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from workflow.environment import IsaConflict
+from workflow.environment import refuse_clashes
 
 # machine.cpu_isa -> (the CPU flags the kernels need, the variables that select them).
 BLAS_CAPS = {"avx2": (("avx2", "fma"), {"OPENBLAS_CORETYPE": "Haswell"})}
@@ -35,15 +35,7 @@ def blas_caps(
     needs, wanted = BLAS_CAPS[cpu_isa]
     if not set(needs) <= set(flags):
         return {}
-    clashes = [f"{k}={environ[k]}" for k, v in wanted.items() if environ.get(k, v) != v]
-    if clashes:
-        raise IsaConflict(
-            f"machine.cpu_isa {cpu_isa} sets "
-            + " ".join(f"{k}={v}" for k, v in wanted.items())
-            + ", but the environment has "
-            + ", ".join(clashes)
-            + ": unset it, or set machine.cpu_isa to null to let the environment decide"
-        )
+    refuse_clashes(cpu_isa, wanted, wanted, environ)
     return dict(wanted)
 
 

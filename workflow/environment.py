@@ -21,7 +21,7 @@ import importlib.util
 import os
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +55,23 @@ class IsaConflict(ValueError):
 
 
 def isa_caps(cpu_isa: str | None, environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables a job needs for ``machine.cpu_isa``. A cap refuses every instruction-set
-    variable that ``environ`` sets otherwise (one left over in a shell must not change which
-    code path the results come from); None caps nothing and leaves the environment to decide,
-    as every run records."""
+    """The variables a job needs for ``machine.cpu_isa``; None caps nothing and leaves the
+    environment to decide, as every run records."""
     if cpu_isa is None:
         return {}
     wanted = ISA_CAPS[cpu_isa]
+    refuse_clashes(cpu_isa, wanted, ISA_VARIABLES, environ)
+    return dict(wanted)
+
+
+def refuse_clashes(
+    cpu_isa: str, wanted: Mapping[str, str], names: Iterable[str], environ: Mapping[str, str]
+) -> None:
+    """Refuses a variable of ``names`` that ``environ`` sets otherwise than ``wanted`` (one
+    left over in a shell must not change which code path the results come from)."""
     clashes = [
         f"{name}={environ[name]}"
-        for name in ISA_VARIABLES
+        for name in names
         if name in environ and environ[name] != wanted.get(name)
     ]
     if clashes:
@@ -75,7 +82,6 @@ def isa_caps(cpu_isa: str | None, environ: Mapping[str, str]) -> dict[str, str]:
             + ", ".join(clashes)
             + ": unset it, or set machine.cpu_isa to null to let the environment decide"
         )
-    return dict(wanted)
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -112,27 +118,35 @@ def torch_capability() -> str | None:
 
 def mkl_cpu() -> str | None:
     """The answer MKL receives in this process when it asks which vendor's code to run:
-    "intel", "zen" (AMD's) or "other"; None where torch has no MKL. The global symbol scope
-    comes first, where the answers ``machine.mkl_cpu`` preloads (workflow/mkl.py) stand before
-    MKL's own. It reads the answer, not the code taken: a torch that bound these queries
-    inside its own library would ignore the preload, and only bits show that
-    (tests/test_environment.py compares a product's bits with and without the preload)."""
+    "intel", "zen" (AMD's) or "other"; None where torch has no MKL. It reads the answer, not
+    the code taken: a torch that bound these queries inside its own library would ignore the
+    preload, and only bits show that (tests/test_environment.py compares a product's bits
+    with and without the preload)."""
     if importlib.util.find_spec("torch") is None:
         return None
     import torch
 
     libraries = sorted((Path(torch.__file__).parent / "lib").glob("libtorch_cpu.*"))
-    scopes = [ctypes.CDLL(None), *(ctypes.CDLL(str(path)) for path in libraries)]
+    return mkl_answer(ctypes.CDLL(None), [ctypes.CDLL(str(path)) for path in libraries])
 
-    def ask(query: str) -> bool | None:
-        for scope in scopes:
-            if hasattr(scope, query):
-                return bool(getattr(scope, query)())
-        return None
 
-    intel, zen = ask("mkl_serv_intel_cpu_true"), ask("mkl_serv_cpuiszen")
-    if intel is None or zen is None:
+MKL_QUERIES = ("mkl_serv_intel_cpu_true", "mkl_serv_cpuiszen")
+
+
+def mkl_answer(global_scope: Any, torch_libraries: Iterable[Any]) -> str | None:
+    """``mkl_cpu`` given the loaded libraries. Only a torch that carries MKL's queries has MKL:
+    the preloaded shim (workflow/mkl.py) answers them in any process. The global scope is asked
+    first, where the shim's answers stand before MKL's own."""
+    libraries = list(torch_libraries)
+    if not any(all(hasattr(lib, query) for query in MKL_QUERIES) for lib in libraries):
         return None
+    scopes = [global_scope, *libraries]
+
+    def ask(query: str) -> bool:
+        scope = next(scope for scope in scopes if hasattr(scope, query))
+        return bool(getattr(scope, query)())
+
+    intel, zen = (ask(query) for query in MKL_QUERIES)
     return "intel" if intel else "zen" if zen else "other"
 
 

@@ -17,36 +17,19 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
 import platform
-import shutil
 import subprocess
-import tempfile
 from functools import cache
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
+from workflow.cbuild import build, cache_folder, compiler
+
 SOURCE = Path(__file__).with_suffix(".c")
 # IEEE float32 in source order: no fused multiply-add contraction, no fast-math.
 FLAGS = ("-O3", "-std=c11", "-shared", "-fPIC", "-ffp-contract=off")
-
-
-class KernelBuildError(RuntimeError):
-    pass
-
-
-def _compiler() -> str:
-    name = os.environ.get("CC") or "cc"
-    cc = shutil.which(name)
-    if not cc:
-        raise KernelBuildError(
-            f"training.kernels: fused needs a C compiler and {name!r} was not found (set $CC "
-            "to one); or set training.kernels: torch (PyTorch's ops: slower, and results "
-            "differ from fused runs at float rounding)"
-        )
-    return cc
 
 
 def _machine() -> str:
@@ -58,34 +41,20 @@ def _machine() -> str:
         return platform.machine() + platform.processor()
 
 
-def _build(cc: str, target: Path) -> None:
-    errors = []
-    # -march=native is faster and changes no bits (no contraction); some compilers lack it.
-    for march in (("-march=native",), ()):
-        with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-            out = Path(scratch) / target.name
-            done = subprocess.run(
-                [cc, *FLAGS, *march, str(SOURCE), "-o", str(out)], capture_output=True, text=True
-            )
-            if done.returncode == 0:
-                os.replace(out, target)  # atomic: concurrent jobs may build the same file
-                return
-            errors.append(done.stderr.strip())
-    raise KernelBuildError(f"compiling {SOURCE} with {cc} failed:\n" + "\n".join(errors))
-
-
 @cache
 def library() -> ctypes.CDLL:
-    cc = _compiler()
+    cc = compiler(
+        "training.kernels: fused",
+        "set training.kernels: torch (PyTorch's ops: slower, and results differ from fused "
+        "runs at float rounding)",
+    )
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
     key = hashlib.sha256(
         "\0".join([SOURCE.read_text(), cc, version, " ".join(FLAGS), _machine()]).encode()
     ).hexdigest()[:16]
-    folder = Path(os.environ.get("HISTRES_KERNELS", Path.home() / ".cache/histres/kernels"))
-    target = folder / f"histres_kernels-{key}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _build(cc, target)
+    # -march=native is faster and changes no bits (no contraction); some compilers lack it.
+    flag_sets = ((*FLAGS, "-march=native"), FLAGS)
+    target = build(cc, SOURCE, cache_folder() / f"histres_kernels-{key}.so", flag_sets)
     lib = ctypes.CDLL(str(target))
     for name in (
         "histres_conv_pool_forward",

@@ -13,49 +13,29 @@ process starts: it reaches the jobs, never the process that sets it. Torch-free.
 from __future__ import annotations
 
 import hashlib
-import os
 import platform
 import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from workflow.cbuild import build, cache_folder, compiler
 
 SOURCE = Path(__file__).with_name("mkl_zen.c")
 FLAGS = ("-O2", "-shared", "-fPIC")
 
 
-class MklShimError(RuntimeError):
-    pass
-
-
-def _build(target: Path) -> None:
-    name = os.environ.get("CC") or "cc"
-    cc = shutil.which(name)
-    if not cc:
-        raise MklShimError(
-            f"machine.mkl_cpu: zen needs a C compiler and {name!r} was not found (set $CC to "
-            "one); or set machine.mkl_cpu: null, and an Intel CPU runs MKL's Intel code, whose "
-            "bits differ from the reference's"
-        )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-        out = Path(scratch) / target.name
-        done = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(out)], capture_output=True)
-        if done.returncode != 0:
-            raise MklShimError(f"compiling {SOURCE} failed:\n{done.stderr.decode().strip()}")
-        os.replace(out, target)  # atomic: concurrent processes may build the same file
-
-
 def shim() -> Path:
     """The compiled preload library, built on first use."""
     key = hashlib.sha256(SOURCE.read_bytes() + " ".join(FLAGS).encode()).hexdigest()[:16]
-    folder = Path(os.environ.get("HISTRES_KERNELS", Path.home() / ".cache/histres/kernels"))
-    target = folder / f"histres_mkl_zen-{key}.so"
-    if not target.exists():
-        _build(target)
-    return target
+    target = cache_folder() / f"histres_mkl_zen-{key}.so"
+    if target.exists():
+        return target
+    cc = compiler(
+        "machine.mkl_cpu: zen",
+        "set machine.mkl_cpu: null, and an Intel CPU runs MKL's Intel code, whose bits differ "
+        "from the reference's",
+    )
+    return build(cc, SOURCE, target, [FLAGS])
 
 
 def mkl_preload(mkl_cpu: str | None, environ: Mapping[str, str]) -> dict[str, str]:
