@@ -34,8 +34,9 @@ def rss_mb() -> float:
 def measure(updates: int) -> None:
     import torch
 
+    from workflow.determinism import configure_torch
     from workflow.model import ModelSpec, build_model
-    from workflow.train import TrainingData, TrainSettings, configure_torch, train_history
+    from workflow.train import TrainingData, TrainSettings, train_history
 
     configure_torch(1)
     generator = torch.Generator().manual_seed(0)

@@ -99,3 +99,16 @@ def test_stages_after_the_dumps_run_without_torch(adapter):
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules)
     code += "assert 'torch' not in sys.modules, sorted(m for m in sys.modules if 'torch' in m)\n"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=PACKAGE.parent)
+
+
+TRAINING_LOOP = {"train.py", "learner.py", "relaxation.py", "resume.py", "segment.py", "kernels.py"}
+
+
+@pytest.mark.parametrize("adapter", ["dump_representations", "train_probes"])
+def test_the_jobs_after_training_do_not_hash_the_training_loop(adapter: str) -> None:
+    """A change to how runs train must not make their dumps and probes look stale: a
+    reference's probe results are restored only under the code version that made them."""
+    from workflow.provenance import library_files
+
+    hashed = {path.name for path in library_files(PACKAGE / "scripts" / f"{adapter}.py")}
+    assert not hashed & TRAINING_LOOP

@@ -31,8 +31,7 @@ from workflow.compare import (
 )
 from workflow.comparisons import COLUMNS
 from workflow.dump import empty_table, evaluate, layer_widths
-from workflow.model import ModelSpec, build_model
-from workflow.train import model_state
+from workflow.model import ModelSpec, build_model, model_state
 
 torch.set_num_threads(1)
 

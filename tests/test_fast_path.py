@@ -13,8 +13,9 @@ import torch.nn.functional as F
 
 from workflow import kernels
 from workflow.cbuild import BuildError
+from workflow.determinism import configure_torch
 from workflow.model import HistoryNet, ModelSpec, build_model
-from workflow.train import TrainingData, TrainSettings, configure_torch, train_history
+from workflow.train import TrainingData, TrainSettings, train_history
 
 STEPS = 8
 

@@ -7,8 +7,9 @@ import dataclasses
 import torch
 
 from tests.test_train import DATA, SETTINGS, _fresh_model, _states_equal
-from workflow.model import ModelSpec, build_model
-from workflow.train import configure_torch, model_state, train_history
+from workflow.determinism import configure_torch
+from workflow.model import ModelSpec, build_model, model_state
+from workflow.train import train_history
 
 CHECKPOINTS = (0, 10, 20)
 

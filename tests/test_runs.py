@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from workflow.images import evaluation_data, normalize, rotated_copies
 from workflow.mnist import MnistArrays
-from workflow.runs import RunId, evaluation_data, rotated_copies, training_data
+from workflow.runs import RunId, training_data
 from workflow.tasks import evaluation_images, training_tasks
-from workflow.train import normalize
 
 torch.set_num_threads(1)
 

@@ -12,15 +12,14 @@ from torchvision import transforms
 
 import workflow.train as train_module
 from workflow.artifacts import params_digest
-from workflow.model import ModelSpec, build_model
+from workflow.images import normalize
+from workflow.model import ModelSpec, build_model, model_state
 from workflow.tasks import derive_seed, first_per_digit
 from workflow.train import (
     BatchStream,
     RunRecord,
     TrainingData,
     TrainSettings,
-    model_state,
-    normalize,
     train_history,
 )
 

@@ -30,14 +30,6 @@ class Diverged(Exception):
         self.phase, self.update = phase, update
 
 
-def model_state(model: torch.nn.Module) -> dict[str, np.ndarray]:
-    """A copy of the weights as C-order numpy arrays (never a view of the live tensors)."""
-    return {
-        name: value.detach().cpu().contiguous().numpy().copy()
-        for name, value in model.state_dict().items()
-    }
-
-
 def shuffled_batches(
     indices: torch.Tensor, batch_size: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, ...]:

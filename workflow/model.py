@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -73,3 +74,11 @@ def build_model(seed: int, spec: ModelSpec) -> HistoryNet:
     """PyTorch default initialisation drawn from ``seed``: the shared start of both orders."""
     torch.manual_seed(seed)
     return HistoryNet(spec)
+
+
+def model_state(model: torch.nn.Module) -> dict[str, np.ndarray]:
+    """A copy of the weights as C-order numpy arrays (never a view of the live tensors)."""
+    return {
+        name: value.detach().cpu().contiguous().numpy().copy()
+        for name, value in model.state_dict().items()
+    }

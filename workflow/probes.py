@@ -42,9 +42,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from workflow.artifacts import params_digest
-from workflow.model import HistoryNet
+from workflow.model import HistoryNet, model_state
 from workflow.probe_columns import PROBE_COLUMNS
-from workflow.train import model_state
 
 ORDERS = ("ABC", "BAC")
 N_CLASSES = 10

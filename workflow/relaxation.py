@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from workflow.artifacts import params_digest
-from workflow.learner import Diverged, Learner, Losses, model_state, shuffled_batches
+from workflow.learner import Diverged, Learner, Losses, shuffled_batches
+from workflow.model import model_state
 from workflow.resume import BetweenCheckpoints, ResumeState
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ import torch
 
 from workflow.artifacts import save_checkpoint, write_json
 from workflow.environment import run_machine
+from workflow.model import model_state
 from workflow.provenance import canonical_json, record
 from workflow.resume import ResumeState, ResumeStore
 from workflow.runs import RunId
@@ -29,7 +30,6 @@ from workflow.train import (
     RunRecord,
     TrainingData,
     TrainSettings,
-    model_state,
     run_history,
 )
 

@@ -16,20 +16,17 @@ seconds, so there is never a process per checkpoint.
 from __future__ import annotations
 
 import copy
-import ctypes
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
-import numpy as np
 import torch
 import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
-from workflow.heap import HEAP_ENVIRONMENT
-from workflow.learner import Diverged, Learner, Losses, model_state, shuffled_batches
+from workflow.learner import Diverged, Learner, Losses, shuffled_batches
+from workflow.model import model_state
 from workflow.relaxation import BatchStream, Relaxation
 from workflow.resume import ResumeState
 from workflow.tasks import stream_seed
@@ -85,47 +82,6 @@ class RunRecord:
     init_digest: str = ""
     phases: list[dict] = field(default_factory=list)
     checkpoints: dict[int, str] = field(default_factory=dict)
-
-
-def configure_torch(threads: int) -> None:
-    """Deterministic kernels and a fixed thread count: the conditions for bit-exact reruns."""
-    torch.set_num_threads(threads)
-    # cuBLAS is deterministic only with a fixed workspace; it must be set before CUDA starts.
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    # The public torch.use_deterministic_algorithms also imports torch._inductor to set its
-    # flag, which costs about 1.5 s per job; nothing here compiles, so set the core flag alone.
-    if hasattr(torch._C, "_set_deterministic_algorithms"):
-        torch._C._set_deterministic_algorithms(True, warn_only=False)
-    else:
-        torch.use_deterministic_algorithms(True)
-    if not torch.are_deterministic_algorithms_enabled():
-        raise RuntimeError("torch refused deterministic algorithms")
-    # Deterministic mode otherwise fills every new tensor with NaN, which costs time and
-    # changes no result of a kernel that writes its whole output.
-    torch.utils.deterministic.fill_uninitialized_memory = False
-    _keep_heap()
-
-
-# HEAP_ENVIRONMENT (workflow.heap): jobs get it before Python starts (rules/common.smk);
-# _keep_heap applies it at run time to processes started any other way.
-
-
-def _keep_heap() -> None:
-    if all(os.environ.get(key) == value for key, value in HEAP_ENVIRONMENT.items()):
-        return
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    options = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}
-    for key, value in HEAP_ENVIRONMENT.items():
-        libc.mallopt(options[key], int(value))
-
-
-def normalize(images: np.ndarray, mean: float, std: float) -> torch.Tensor:
-    """uint8 (N,28,28) -> float32 (N,1,28,28), bit-identical to ToTensor() + Normalize()."""
-    x = torch.from_numpy(np.ascontiguousarray(images)).unsqueeze(1)
-    return (x.float().div(255) - mean) / std
 
 
 class Progress:

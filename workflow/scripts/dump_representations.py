@@ -5,14 +5,14 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import load_checkpoint, write_parquet
+from workflow.determinism import configure_torch
 from workflow.dump import empty_table, evaluate, layer_widths
 from workflow.identity import RunId
+from workflow.images import evaluation_data
 from workflow.joblog import job_log
 from workflow.mnist import load_npz
 from workflow.model import HistoryNet, ModelSpec
 from workflow.provenance import record
-from workflow.runs import evaluation_data
-from workflow.train import configure_torch
 
 TRAINED_WITH = (
     "config",

@@ -5,14 +5,14 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import load_checkpoint, write_csv, write_json
+from workflow.determinism import configure_torch
+from workflow.images import evaluation_data, normalize
 from workflow.joblog import job_log
 from workflow.mnist import load_npz
 from workflow.model import HistoryNet, ModelSpec
 from workflow.probes import ProbeSettings, probe_pair
 from workflow.provenance import record
-from workflow.runs import evaluation_data
 from workflow.tasks import first_per_digit
-from workflow.train import configure_torch, normalize
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
