@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 import torch
-import torch.utils.deterministic
 
 from workflow.artifacts import params_digest
 from workflow.learner import Diverged, Learner, Losses, shuffled_batches
