@@ -14,7 +14,7 @@ import pytest
 
 from workflow.accumulate import mkl_code
 from workflow.blas import blas_caps
-from workflow.cbuild import BuildError
+from workflow.cbuild import BuildError, build
 from workflow.environment import (
     ISA_VARIABLES,
     IsaConflict,
@@ -153,6 +153,16 @@ def test_the_shim_without_a_compiler_says_what_to_do(tmp_path, monkeypatch) -> N
     monkeypatch.setenv("CC", "no-such-compiler")
     with pytest.raises(BuildError, match="set machine.mkl_cpu: null"):
         mkl_preload("zen", {})
+
+
+def test_a_built_library_needs_no_compiler(tmp_path) -> None:
+    target = tmp_path / "built.so"
+    target.write_bytes(b"")
+
+    def no_compiler() -> str:
+        raise BuildError("no compiler here")
+
+    assert build(no_compiler, tmp_path / "unused.c", target, [()]) == target
 
 
 @pytest.mark.skipif(not LINUX_X86, reason="MKL is steered on Linux x86-64 only")

@@ -159,6 +159,29 @@ def test_identical_reruns_match_every_checkpoint(tmp_path):
     verdict(table, "reference/tiny")
 
 
+def test_reruns_of_default_and_variant_runs_match_together():
+    """A default run's rerun has no variant column; concatenated with a variant's, its rows
+    read NaN there, and must still meet their reference rows (SCOPE=all with sensitivity)."""
+    variant = {**MAIN, "variant": "raw_input", "order": "ABC"}
+    expected = pd.concat(
+        [
+            select_checkpoints(reference_table(), [101], "main", GROUP),
+            pd.DataFrame(checkpoints(variant, "base", [0, 25, 50])),
+        ],
+        ignore_index=True,
+    )
+    reruns = reruns_of(expected)
+    default_rows = reruns["variant"] == "default"
+    table = compare(
+        expected,
+        pd.concat(
+            [reruns[default_rows].drop(columns="variant"), reruns[~default_rows]],
+            ignore_index=True,
+        ),
+    )
+    assert table["identical"].all() and len(table) == 9
+
+
 def test_the_first_differing_checkpoint_is_named_with_both_digests_and_the_count():
     expected = select_checkpoints(reference_table(), [101], "main", GROUP)
     reruns = reruns_of(expected)

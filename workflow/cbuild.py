@@ -1,7 +1,7 @@
 """histres's small C files, compiled once per machine into a cache folder.
 
-    cc = compiler("training.kernels: fused", "set training.kernels: torch")
-    path = build(cc, SOURCE, cache_folder() / "name-<key>.so", [FLAGS])
+    cc = partial(compiler, "training.kernels: fused", "set training.kernels: torch")
+    path = build(cc, SOURCE, cache_folder() / "name-<key>.so", [FLAGS])  # cc() only if absent
 
 The fused training kernels (workflow.kernels) and MKL's vendor shim (workflow.mkl) are built
 with ``$CC`` (default ``cc``) into ``HISTRES_KERNELS`` (default ``~/.cache/histres/kernels``),
@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -40,21 +40,25 @@ def compiler(needed_by: str, instead: str) -> str:
     return cc
 
 
-def build(cc: str, source: Path, target: Path, flag_sets: Sequence[Sequence[str]]) -> Path:
+def build(
+    cc: Callable[[], str], source: Path, target: Path, flag_sets: Sequence[Sequence[str]]
+) -> Path:
     """``target`` compiled from ``source`` with the first of ``flag_sets`` the compiler takes,
-    unless it exists already."""
+    unless it exists already. ``cc`` finds the compiler; it is called only to compile, so a
+    machine with the library built needs none."""
     if target.exists():
         return target
+    cc_path = cc()
     target.parent.mkdir(parents=True, exist_ok=True)
     errors = []
     for flags in flag_sets:
         with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
             out = Path(scratch) / target.name
             done = subprocess.run(
-                [cc, *flags, str(source), "-o", str(out)], capture_output=True, text=True
+                [cc_path, *flags, str(source), "-o", str(out)], capture_output=True, text=True
             )
             if done.returncode == 0:
                 os.replace(out, target)  # atomic: concurrent jobs may build the same file
                 return target
             errors.append(done.stderr.strip())
-    raise BuildError(f"compiling {source} with {cc} failed:\n" + "\n".join(errors))
+    raise BuildError(f"compiling {source} with {cc_path} failed:\n" + "\n".join(errors))

@@ -54,7 +54,7 @@ def library() -> ctypes.CDLL:
     ).hexdigest()[:16]
     # -march=native is faster and changes no bits (no contraction); some compilers lack it.
     flag_sets = ((*FLAGS, "-march=native"), FLAGS)
-    target = build(cc, SOURCE, cache_folder() / f"histres_kernels-{key}.so", flag_sets)
+    target = build(lambda: cc, SOURCE, cache_folder() / f"histres_kernels-{key}.so", flag_sets)
     lib = ctypes.CDLL(str(target))
     for name in (
         "histres_conv_pool_forward",

@@ -69,7 +69,7 @@ class Losses:
 
     def values(self) -> torch.Tensor:
         """A copy on the CPU, of exactly the losses so far (never a view of the buffer)."""
-        return self._buffer[: self._count].cpu().clone()
+        return self._buffer[: self._count].to("cpu", copy=True)
 
 
 class Learner:

@@ -16,6 +16,7 @@ import hashlib
 import platform
 import re
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 from workflow.cbuild import build, cache_folder, compiler
@@ -28,9 +29,8 @@ def shim() -> Path:
     """The compiled preload library, built on first use."""
     key = hashlib.sha256(SOURCE.read_bytes() + " ".join(FLAGS).encode()).hexdigest()[:16]
     target = cache_folder() / f"histres_mkl_zen-{key}.so"
-    if target.exists():
-        return target
-    cc = compiler(
+    cc = partial(
+        compiler,
         "machine.mkl_cpu: zen",
         "set machine.mkl_cpu: null, and an Intel CPU runs MKL's Intel code, whose bits differ "
         "from the reference's",

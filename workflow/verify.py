@@ -75,11 +75,13 @@ def main_group(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def normalize_checkpoints(table: pd.DataFrame, digest: str = "params_digest") -> pd.DataFrame:
-    """Typed identity columns and text digests (a CSV reader turns an empty digest into NaN);
-    tables written before variants existed hold default-variant runs only."""
+    """Typed identity columns and text digests (a CSV reader turns an empty digest into NaN).
+    A run without a variant is of the default one: tables written before variants existed,
+    and a default run's rerun (``RunId.as_dict``), even beside a variant's in one table."""
     out = table.copy()
     if "variant" not in out:
         out.insert(1, "variant", DEFAULT_VARIANT)
+    out["variant"] = out["variant"].fillna(DEFAULT_VARIANT)
     for column, kind in (("lr", float), ("stream", int), ("seed", int), ("update", int)):
         out[column] = out[column].astype(kind)
     out[digest] = out[digest].fillna("").astype(str)
