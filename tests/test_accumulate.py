@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tests.test_reference import REPO, RUN, _record
@@ -69,6 +70,18 @@ def test_one_run_with_two_sets_of_bits_stops_the_export(tmp_path) -> None:
     prov = _export(other, out, "second", replace=True)
     assert prov["carried_over"] == []
     assert set(read_csv(out / "checkpoints.csv")["params_digest"]) == {"a0", "XX"}
+
+
+def test_an_export_never_drops_a_study_the_folder_holds_complete(tmp_path) -> None:
+    out = tmp_path / "reference"
+    tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
+    assert _export(tree, out, "first")["studies_complete"] == ["main"]
+    restored = _tree(tmp_path / "restored", {})
+    with pytest.raises(reference.StudiesWouldBeLost, match="holds main complete.*build_main"):
+        _export(restored, out, "second")
+    assert read_json(out / "provenance.json")["export_commit"] == "first"  # left as it was
+    assert _export(restored, out, "second", replace=True)["studies_complete"] == []
 
 
 def test_runs_of_another_training_config_are_dropped_not_kept(tmp_path) -> None:

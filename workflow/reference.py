@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,31 @@ def _copy(source: Path, target: Path) -> None:
     shutil.copyfile(source, target)
 
 
+class StudiesWouldBeLost(RuntimeError):
+    """The folder holds complete studies whose summaries the exporting tree lacks."""
+
+
+def studies_complete(folder: Path) -> list[str]:
+    provenance = folder / "provenance.json"
+    return read_json(provenance).get("studies_complete", []) if provenance.is_file() else []
+
+
+def refuse_dropping(held: Sequence[str], complete: Sequence[str]) -> None:
+    """Refuses an export that would turn a study the folder holds complete into a pending one.
+
+    Runs and pair results accumulate across trees, but a study's summary, tables and figures
+    come from the tree alone: a tree made by ``make restore`` holds none until it builds them.
+    """
+    lost = [study for study in held if study not in complete]
+    if lost:
+        targets = " ".join(f"build_{study}" for study in lost)
+        raise StudiesWouldBeLost(
+            f"the folder holds {', '.join(lost)} complete and the tree does not: build "
+            f"them in the tree first (snakemake --profile profiles/local {targets}), or "
+            "start the folder afresh with --replace"
+        )
+
+
 def export(
     results: Path,
     logs: Path,
@@ -323,8 +349,10 @@ def _write(
         )
     )
     mkl = check_one_mkl_code(merged.runs)
-    out.mkdir(parents=True)
     complete = [s for s in STUDIES if (results / "summary" / f"{s}.csv").is_file()]
+    if not replace:
+        refuse_dropping(studies_complete(earlier), complete)
+    out.mkdir(parents=True)
     for study in complete:
         _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
     for table in sorted((results / "tables").glob("*.csv")):
@@ -444,7 +472,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "restore":
         _print_restore(out, results, pair_results.restore(out, results, config))
         return
-    _print_export(out, export(results, logs, out, config, repo, args.commit, args.replace))
+    try:
+        provenance = export(results, logs, out, config, repo, args.commit, args.replace)
+    except StudiesWouldBeLost as error:
+        sys.exit(f"{out}: nothing exported: {error}")
+    _print_export(out, provenance)
 
 
 if __name__ == "__main__":
