@@ -268,7 +268,13 @@ class StudiesWouldBeLost(RuntimeError):
     """The folder holds complete studies whose summaries the exporting tree lacks."""
 
 
-def studies_complete(folder: Path) -> list[str]:
+def studies_built(results: Path) -> list[str]:
+    """The studies whose summary the tree holds: the ones an export calls complete."""
+    return [study for study in STUDIES if (results / "summary" / f"{study}.csv").is_file()]
+
+
+def studies_held(folder: Path) -> list[str]:
+    """The studies a reference folder lists as complete (none for a new folder)."""
     provenance = folder / "provenance.json"
     return read_json(provenance).get("studies_complete", []) if provenance.is_file() else []
 
@@ -308,12 +314,14 @@ def export(
         "base": config["training"]["checkpoints"],
         "extended": config["training"]["extended_checkpoints"],
     }
-    runs, checkpoints = run_tables(results, logs, segments)
     # The folder being replaced stays aside until the new one is written: what it holds and
     # the tree lacks is carried over, and a failed export leaves it as it was.
     earlier = out.with_name(f".{out.name}.earlier")
     if earlier.exists() and not out.exists():
         earlier.rename(out)  # an export killed while writing: the folder it had set aside
+    if not replace:
+        refuse_dropping(studies_held(out), studies_built(results))
+    runs, checkpoints = run_tables(results, logs, segments)
     if earlier.exists():
         shutil.rmtree(earlier)
     if out.exists():
@@ -349,10 +357,8 @@ def _write(
         )
     )
     mkl = check_one_mkl_code(merged.runs)
-    complete = [s for s in STUDIES if (results / "summary" / f"{s}.csv").is_file()]
-    if not replace:
-        refuse_dropping(studies_complete(earlier), complete)
     out.mkdir(parents=True)
+    complete = studies_built(results)
     for study in complete:
         _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
     for table in sorted((results / "tables").glob("*.csv")):
