@@ -73,22 +73,25 @@ verify: $(VENV)/installed
 
 # Write reference/<config name>/ from a finished (or partly finished) run, and the README's
 # results section from it where the README has one (full, cuda; TREE: the tree that ran it).
-# Runs the folder holds and the tree lacks are kept; REPLACE=1 starts the folder afresh:
-#   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml] [REPLACE=1]
+# Runs the folder holds and the tree lacks are kept, and so are its complete studies, which the
+# tree must have built: REOPEN names those it computes anew (new code, say), REPLACE=1 starts
+# the folder afresh:
+#   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml] [REOPEN="probes"] [REPLACE=1]
 TREE ?= .
 reference: $(VENV)/installed
 	$(BIN)/python -m workflow.reference export --tree $(TREE) \
-	    $(if $(CONFIG),--configfile $(CONFIG)) $(if $(REPLACE),--replace)
+	    $(if $(CONFIG),--configfile $(CONFIG)) $(if $(REPLACE),--replace) \
+	    $(foreach study,$(REOPEN),--reopen $(study))
 	if grep -q "results:begin reference/$(NAME) " README.md; then \
 	    $(BIN)/python -m workflow.headlines reference/$(NAME) README.md; fi
 
-# Copy the pair results (comparisons, probes) that reference/<config name>/ holds and the tree
-# lacks into results/<config name>/, where this code and config would make them again: a new
-# machine then trains only the runs no finished pair holds. The MNIST copy comes first: made
-# after them, it would be newer input of every job upstream of them, and Snakemake would redo
-# them all. Then the machine check: the small reference's seed-101 pair, retrained here in
-# under a minute, must give reference/smoke's bits, or runs trained here could not join the
-# reference's (README, "On which machines the bits match"). Opt in: a plain `make full`
+# Copy the pair results (comparisons, probes, search traces) that reference/<config name>/ holds
+# and the tree lacks into results/<config name>/, where this code and config would make them
+# again: a new machine then trains only the runs no finished pair holds. The MNIST copy comes
+# first: made after them, it would be newer input of every job upstream of them, and Snakemake
+# would redo them all. Then the machine check: the small reference's seed-101 pair, retrained
+# here in under a minute, must give reference/smoke's bits, or runs trained here could not join
+# the reference's (README, "On which machines the bits match"). Opt in: a plain `make full`
 # computes everything itself.
 #   make restore [CONFIG=config/smoke.yaml]
 MACHINE_CHECK := results/smoke/verify/main/seeds~101.csv

@@ -122,36 +122,12 @@ def slice_config(*keys, drop=(), source=config):
 STATISTICS = slice_config("statistics")
 
 
-def per_variant(*keys, drop=()):
-    """``slice_config`` of each variant's config, by variant."""
-    return {
-        variant: slice_config(*keys, drop=drop, source=variant_config(config, variant))
-        for variant in VARIANTS
-    }
-
-
 # What a dump depends on; the comparisons check that every dump they read was made with it.
 DUMP_CONFIG = {variant: slices.dump_config(config, variant) for variant in VARIANTS}
 # What a training job depends on (its variant's config), minus what its path sets.
-TRAINING_CONFIG = per_variant(
-    "data.digests",
-    "data.normalize",
-    "data.subset",
-    "tasks.class_split",
-    "tasks.common_per_digit",
-    "model",
-    "training",
-    # Set per run by its path (the run identity), never read from here; the extended
-    # checkpoints concern only the extension rule, and state_every changes no result (the
-    # adapter reads it from the config, so that changing it reruns nothing).
-    drop=(
-        "model.activation",
-        "training.lr",
-        "training.optimizer_at_common",
-        "training.state_every",
-        "training.extended_checkpoints",
-    ),
-)
+TRAINING_CONFIG = {
+    variant: slices.training_config(config, variant) for variant in VARIANTS
+}
 
 
 # Jobs run seed by seed, in the main study's seed order, a seed's stream-0 pair before its

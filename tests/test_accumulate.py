@@ -84,6 +84,22 @@ def test_an_export_never_drops_a_study_the_folder_holds_complete(tmp_path) -> No
     assert _export(restored, out, "second", replace=True)["studies_complete"] == []
 
 
+def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
+    """A study computed anew under new code leaves the folder's complete ones by name only."""
+    out = tmp_path / "reference"
+    tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    for study in ("main", "probes"):
+        write_csv(tree[0] / "summary" / f"{study}.csv", pd.DataFrame({"metric": ["h_repr"]}))
+    _export(tree, out, "first")
+    (tree[0] / "summary" / "probes.csv").unlink()
+    with pytest.raises(reference.StudiesWouldBeLost, match="holds probes complete"):
+        _export(tree, out, "second", reopened=["main"])
+    prov = _export(tree, out, "second", reopened=["probes"])
+    assert (prov["studies_complete"], "probes" in prov["studies_pending"]) == (["main"], True)
+    assert not (out / "summary" / "probes.csv").exists()
+    assert _runs(out) == [(101, "ABC")]
+
+
 def test_runs_of_another_training_config_are_dropped_not_kept(tmp_path) -> None:
     out = tmp_path / "reference"
     _export(_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")

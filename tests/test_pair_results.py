@@ -12,7 +12,7 @@ from tests.test_reference import RUN, _identity
 from workflow import pair_results
 from workflow.artifacts import read_json, write_csv, write_json
 from workflow.provenance import REPO_ROOT, code_version
-from workflow.slices import dump_config
+from workflow.slices import dump_config, training_config
 
 GROUP = RUN.rsplit("/", 2)[0]
 COMPARISON = f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/base.csv"
@@ -21,11 +21,13 @@ DIGESTS = {"ABC": {0: "a0", 25: "a25"}, "BAC": {0: "b0", 25: "b25"}}
 FULL = {
     **CONFIG,
     "data": {"digests": {"x": "1"}, "normalize": {"mean": 0.1}, "subset": {"n": 1}},
-    "tasks": {"probe_per_digit": 2},
+    "tasks": {"probe_per_digit": 2, "class_split": {"A": [0]}, "common_per_digit": 3},
     "model": {"activation": "relu", "width": 8},
     "evaluation": {"batch_size": 10},
-    "training": {**CONFIG["training"], "checkpoints": [0, 25]},
+    "training": {**CONFIG["training"], "checkpoints": [0, 25], "optimizer_at_common": "reset"},
+    "studies": {"activation": {"trace_updates": 5}},
 }
+TRACE = "activation/lr_search/lr~0.05/seed~{seed}/order~ABC.json"
 
 
 def _comparison(results: Path, seed: int, digests=DIGESTS, config=FULL) -> Path:
@@ -45,6 +47,25 @@ def _comparison(results: Path, seed: int, digests=DIGESTS, config=FULL) -> Path:
         },
     )
     return table
+
+
+def _trace(results: Path, seed: int, config=FULL) -> Path:
+    """A tree's stability-search trace, as trace_stability writes it (provenance inside)."""
+    trace = results / TRACE.format(seed=seed)
+    adapter = REPO_ROOT / "workflow/scripts/trace_stability.py"
+    write_json(
+        trace,
+        {
+            "seed": seed,
+            "order": "ABC",
+            "finite": True,
+            "provenance": {
+                "config": training_config(config, "default"),
+                "code_version": code_version(adapter),
+            },
+        },
+    )
+    return trace
 
 
 def _trained(root: Path, seeds: list[int]) -> tuple[Path, Path]:
@@ -119,3 +140,47 @@ def test_restore_refuses_what_this_config_or_code_would_make_otherwise(tmp_path)
     done = pair_results.restore(out, results, FULL)
     assert done.refused == {"its code_version is not the current one": 1}
     assert not (results / "runs").exists()
+
+
+def test_a_search_trace_is_kept_carried_and_restored(tmp_path) -> None:
+    """The traces read no checkpoint: a new machine gets them back instead of searching again."""
+    out, tree = tmp_path / "reference", _tree(tmp_path / "lost", {})
+    _trace(tree[0], 101)
+    _export(tree, out, "first", config=FULL)
+    assert [r.kind for r in pair_results.in_reference(out)] == ["lr_search"]
+    assert (
+        _export(_tree(tmp_path / "new", {}), out, "second", config=FULL)["carried_over_results"]
+        == 1
+    )
+    results = tmp_path / "fresh" / "results" / "tiny"
+    done = pair_results.restore(out, results, FULL)
+    assert (done.restored, done.refused) == (1, {})
+    restored = results / TRACE.format(seed=101)
+    assert restored.read_bytes() == (out / "lr_search/lr~0.05/seed~101/order~ABC.json").read_bytes()
+    assert pair_results.restore(out, results, FULL).present == 1
+
+
+def test_a_trace_of_other_search_settings_is_not_restored(tmp_path) -> None:
+    out, tree = tmp_path / "reference", _tree(tmp_path / "lost", {})
+    _trace(tree[0], 101)
+    _export(tree, out, "first", config=FULL)
+    results = tmp_path / "fresh" / "results" / "tiny"
+    longer = {**FULL, "studies": {"activation": {"trace_updates": 50}}}
+    done = pair_results.restore(out, results, longer)
+    assert done.refused == {"its search settings are not the config's": 1}
+    other_model = {**FULL, "model": {"activation": "relu", "width": 16}}
+    done = pair_results.restore(out, results, other_model)
+    assert done.refused == {"its config is not the current one": 1}
+    assert not results.exists()
+
+
+def test_an_export_drops_the_earlier_results_this_code_would_not_make(tmp_path) -> None:
+    """Results of superseded code never count as done: the study computes them anew."""
+    out = tmp_path / "reference"
+    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    [old, _] = pair_results.in_reference(out)
+    prov_path = pair_results.provenance_of(old.in_reference(out))
+    write_json(prov_path, read_json(prov_path) | {"code_version": "0123456789abcdef"})
+    prov = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
+    assert (prov["carried_over_results"], prov["dropped_earlier_results"]) == (1, 1)
+    assert old not in pair_results.in_reference(out)

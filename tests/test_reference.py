@@ -233,15 +233,17 @@ def test_reference_folder_is_consistent() -> None:
 
 @pytest.mark.parametrize("name", ["full", "smoke"])
 def test_every_pair_result_read_checkpoints_the_reference_lists(name: str) -> None:
-    """Each comparison and probe table has its provenance, and every checkpoint digest it
-    names is the reference's for that run: a result never outlives the bits it came from."""
+    """Each comparison table, probe table and search trace has its provenance, and every
+    checkpoint digest it names is the reference's for that run: a result never outlives the
+    bits it came from."""
     folder = REPO / "reference" / name
     listed = pair_results.checkpoint_digests(read_csv(folder / "checkpoints.csv"))
     results = pair_results.in_reference(folder)
     assert results or name == "full"  # the small reference is complete
     for result in results:
-        provenance = read_json(pair_results.provenance_of(result.in_reference(folder)))
-        assert pair_results.agrees(provenance, listed), result
+        provenance = pair_results.provenance(result.kind, result.in_reference(folder))
+        assert provenance is not None, result
+        assert pair_results.agrees(result.kind, provenance, listed), result
 
 
 def test_every_study_of_a_reference_has_a_headline_text() -> None:

@@ -371,7 +371,8 @@ def test_the_small_config_gives_reference_smoke_bit_for_bit(smoke_run):
 def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
     """A machine lost with its runs: the reference keeps every finished pair, and a fresh tree
     restored from it (make restore) builds the main, noise floor and probe statistics at once,
-    to the same bytes, training nothing; a pair it lacks trains alone. Runs before the tests
+    to the same bytes, training nothing, and skips the stability search's traces; a pair it
+    lacks trains alone. Runs before the tests
     that change the shared smoke run."""
     config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
     (tmp_path / "fresh").mkdir()
@@ -419,6 +420,9 @@ def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(s
     snakemake(fresh, *targets, *smoke)
     for target in targets:
         assert (fresh / target).read_bytes() == (smoke_run / target).read_bytes(), target
+    # The stability search's traces came back too: its verdicts are made again, no trace.
+    planned = planned_jobs(snakemake(fresh, "-n", "results/smoke/summary/lr_search.csv", *smoke))
+    assert "check_stability" in planned and "trace_stability" not in planned, planned
 
 
 STATISTICS_RULES = {

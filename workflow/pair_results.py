@@ -3,15 +3,18 @@
 A pair's comparison tables and a seed's probes are small, but they need both runs' checkpoints
 and dumps, which stay on the machine that trained them. A reference folder therefore keeps
 each one with its provenance (the config slice, the code version and the parameter digest of
-every checkpoint it read):
+every checkpoint it read); and the stability search's short traces, which read no checkpoint
+but which the activation study needs before it can train a run (an hour and a half here):
 
 - ``export`` carries the results the folder holds and the exporting tree lacks, as long as
-  every digest they name is one the reference lists for that run and checkpoint;
+  every digest they name is one the reference lists for that run and checkpoint, and the
+  exporting code and config would make them again;
 - ``restore`` copies them back into a tree (``make restore``), where Snakemake takes them as
   built: it never rebuilds a file whose inputs are missing but whose readers are current, as
   long as nothing upstream of it is rebuilt (``make restore`` makes the MNIST copy first). A
   result is restored only when the tree's code and config would make it again: the same code
-  version of its rule's library code, the same config slice, the same checkpoint grid.
+  version of its rule's library code, the same config slice, the same checkpoint grid (for a
+  trace: the same optimizer policy and trace length).
 
 Restored results let the statistics of a study come from runs trained on several machines, each
 run checkable bit for bit against ``checkpoints.csv``; a tree that retrains one of their runs
@@ -32,7 +35,7 @@ from workflow.artifacts import read_csv, read_json
 from workflow.config import DEFAULT_VARIANT
 from workflow.identity import RunId
 from workflow.provenance import REPO_ROOT, code_version
-from workflow.slices import dump_config, probe_config, probe_settings
+from workflow.slices import dump_config, probe_config, probe_settings, training_config
 
 # Reference subfolder -> (results subfolder, the tables the rules write there, their adapter).
 KINDS = {
@@ -42,12 +45,23 @@ KINDS = {
         "compare_runs",
     ),
     "probes": ("probes", ("seed~*.csv",), "train_probes"),
+    "lr_search": ("activation/lr_search", ("lr~*/seed~*/order~*.json",), "trace_stability"),
 }
+# A trace holds its provenance (trace_stability); a table has it beside it.
+EMBEDDED = {"lr_search"}
 SEGMENT_CHECKPOINTS = {"base": "checkpoints", "extended": "extended_checkpoints"}
 
 
 def provenance_of(table: Path) -> Path:
     return table.with_suffix(".provenance.json")
+
+
+def provenance(kind: str, table: Path) -> dict[str, Any] | None:
+    """A result's provenance (None where it has none)."""
+    if kind in EMBEDDED:
+        return read_json(table).get("provenance")
+    sidecar = provenance_of(table)
+    return read_json(sidecar) if sidecar.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -83,9 +97,11 @@ def in_reference(folder: Path) -> list[PairResult]:
     return find(folder, Path)
 
 
-def digests_read(provenance: Mapping[str, Any]) -> dict[tuple, str]:
+def digests_read(kind: str, provenance: Mapping[str, Any]) -> dict[tuple, str]:
     """(run key, segment, update) -> the parameter digest the result says it read."""
-    if "first" in provenance:  # a comparison of two runs over a segment
+    if kind == "lr_search":
+        return {}  # a trace trains from the initial weights and keeps no checkpoint
+    if kind == "comparisons":  # a comparison of two runs over a segment
         segment = provenance["segment"]
         return {
             (RunId.from_wildcards(provenance[which]), segment, int(update)): digest
@@ -109,9 +125,9 @@ def checkpoint_digests(checkpoints: pd.DataFrame) -> dict[tuple, str]:
     }
 
 
-def agrees(provenance: Mapping[str, Any], listed: Mapping[tuple, str]) -> bool:
+def agrees(kind: str, provenance: Mapping[str, Any], listed: Mapping[tuple, str]) -> bool:
     """Whether every checkpoint the result read is one the reference lists, bit for bit."""
-    return all(listed.get(key) == digest for key, digest in digests_read(provenance).items())
+    return all(listed.get(key) == digest for key, digest in digests_read(kind, provenance).items())
 
 
 def copy(source_table: Path, target_table: Path) -> None:
@@ -126,22 +142,38 @@ def copy(source_table: Path, target_table: Path) -> None:
 
 
 def carried(
-    earlier: Path, tree: Iterable[PairResult], checkpoints: pd.DataFrame
+    earlier: Path, tree: Iterable[PairResult], checkpoints: pd.DataFrame, config: Mapping[str, Any]
 ) -> tuple[list[PairResult], int]:
     """(results of the earlier folder to keep, how many it held that cannot be kept): those
-    the tree lacks, with a provenance whose every digest the merged reference lists."""
+    the tree lacks, with a provenance whose every digest the merged reference lists, and which
+    ``config`` and this code would make again (a study recomputed under new code never counts
+    its old results as done)."""
+    if not earlier.is_dir():
+        return [], 0
     have, listed = set(tree), checkpoint_digests(checkpoints)
+    made_with = folder_config(earlier)
     keep, dropped = [], 0
     for result in in_reference(earlier):
         if result in have:
             continue
-        table = result.in_reference(earlier)
-        prov = provenance_of(table)
-        if prov.is_file() and agrees(read_json(prov), listed):
-            keep.append(result)
-        else:
+        if refusal(result, result.in_reference(earlier), listed, config, made_with):
             dropped += 1
+        else:
+            keep.append(result)
     return keep, dropped
+
+
+def folder_config(folder: Path) -> dict[str, Any]:
+    """The config a reference folder's results were made with (its last export's)."""
+    return read_json(folder / "provenance.json")["config"]
+
+
+def search_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What a trace is made with beyond its config slice and its path."""
+    return {
+        "optim": config["training"]["optimizer_at_common"],
+        "trace_updates": config["studies"]["activation"]["trace_updates"],
+    }
 
 
 def expected(result: PairResult, config: Mapping[str, Any], prov: Mapping[str, Any]) -> dict:
@@ -150,6 +182,11 @@ def expected(result: PairResult, config: Mapping[str, Any], prov: Mapping[str, A
     if result.kind == "comparisons":
         variant = prov["first"].get("variant", DEFAULT_VARIANT)
         return {"code_version": code_version(adapter), "config": dump_config(config, variant)}
+    if result.kind == "lr_search":
+        return {
+            "code_version": code_version(adapter),
+            "config": training_config(config, DEFAULT_VARIANT),
+        }
     return {
         "code_version": code_version(adapter),
         "config": probe_config(config),
@@ -158,11 +195,21 @@ def expected(result: PairResult, config: Mapping[str, Any], prov: Mapping[str, A
     }
 
 
-def stale(
-    result: PairResult, table: Path, prov: Mapping[str, Any], config: Mapping[str, Any]
+def refusal(
+    result: PairResult,
+    table: Path,
+    listed: Mapping[tuple, str],
+    config: Mapping[str, Any],
+    made_with: Mapping[str, Any],
 ) -> str | None:
-    """Why the tree's code and config would not make this result (its table, its provenance)
-    as it is; None if they would."""
+    """Why a folder's result (``made_with``: the folder's config) cannot join a tree or a new
+    export: it has no provenance, it read a checkpoint the reference does not list (``listed``),
+    or this code and ``config`` would not make it as it is. None if it can."""
+    prov = provenance(result.kind, table)
+    if prov is None:
+        return "no provenance"
+    if not agrees(result.kind, prov, listed):
+        return "a checkpoint it read is not the reference's"
     for key, value in expected(result, config, prov).items():
         if prov.get(key) != value:
             return f"its {key} is not the current one"
@@ -170,6 +217,8 @@ def stale(
         grid = config["training"][SEGMENT_CHECKPOINTS[prov["segment"]]]
         if read_csv(table)["update"].tolist() != list(grid):
             return "its checkpoints are not the config's"
+    if result.kind == "lr_search" and search_settings(made_with) != search_settings(config):
+        return "its search settings are not the config's"
     return None
 
 
@@ -183,20 +232,15 @@ class Restored:
 def restore(folder: Path, results: Path, config: Mapping[str, Any]) -> Restored:
     """Copy the reference ``folder``'s results that the tree lacks into ``results``."""
     listed = checkpoint_digests(read_csv(folder / "checkpoints.csv"))
+    made_with = folder_config(folder)
     restored = present = 0
     refused: dict[str, int] = {}
     for result in in_reference(folder):
         table, target = result.in_reference(folder), result.in_tree(results)
-        if target.is_file() and provenance_of(target).is_file():
+        if target.is_file() and provenance(result.kind, target) is not None:
             present += 1
             continue
-        prov = read_json(provenance_of(table)) if provenance_of(table).is_file() else None
-        if prov is None:
-            why = "no provenance"
-        elif not agrees(prov, listed):
-            why = "a checkpoint it read is not the reference's"
-        else:
-            why = stale(result, table, prov, config)
+        why = refusal(result, table, listed, config, made_with)
         if why:
             refused[why] = refused.get(why, 0) + 1
             continue

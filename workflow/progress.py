@@ -8,8 +8,8 @@
 A pair result is known by the runs its path names (the results layout, which the folder keeps;
 older exports carry no provenance). A seed counts only when every pair its study reads from it
 is in: the noise floor's whole square of six, both pilot policies, both activations at both
-segments. The learning-rate search has no pair results, and the activation study none to count
-before its rate is known: both are None.
+segments. The learning-rate search's traces are no pairs, and the activation study has none to
+count before its rate is known: both are None.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def held(folder: Path) -> tuple[set[Pair], set[int]]:
     for result in pair_results.in_reference(folder):
         if result.kind == "probes":
             probes.add(int(result.relative.stem.removeprefix("seed~")))
-        else:
+        elif result.kind == "comparisons":
             pairs.add(compared(result.relative))
     return pairs, probes
 

@@ -16,14 +16,17 @@ A reference folder holds no checkpoints and no dumps, only what a reader and a v
     comparisons/       each pair's per-checkpoint comparison table, with its provenance (the
                        results/full/runs/ layout)
     probes/            each main seed's probe table, with its provenance
+    lr_search/         each trace of the stability search (results/full/activation/lr_search/)
     figures/           every figure (PNG; PDF too when small)
 
 A study counts as complete when its summary exists; the exporter copies what is there and
 lists the rest as pending, so a partial reference is always labelled as such. Runs the folder
 already holds and the tree lacks are kept, with the export they came from
-(``workflow.accumulate``), and so are the pair results (comparisons, probes) that read only
-checkpoints it lists (``workflow.pair_results``, which also restores them into a tree);
-``--replace`` starts the folder afresh.
+(``workflow.accumulate``), and so are the pair results (comparisons, probes, search traces)
+that read only checkpoints it lists and that this code would make again
+(``workflow.pair_results``, which also restores them into a tree). A study the folder holds
+complete must be built in the tree, unless ``--reopen`` names it; ``--replace`` starts the
+folder afresh.
 """
 
 from __future__ import annotations
@@ -279,19 +282,23 @@ def studies_held(folder: Path) -> list[str]:
     return read_json(provenance).get("studies_complete", []) if provenance.is_file() else []
 
 
-def refuse_dropping(held: Sequence[str], complete: Sequence[str]) -> None:
-    """Refuses an export that would turn a study the folder holds complete into a pending one.
+def refuse_dropping(
+    held: Sequence[str], complete: Sequence[str], reopened: Sequence[str] = ()
+) -> None:
+    """Refuses an export that would turn a study the folder holds complete into a pending one,
+    unless the study is ``reopened``: its results are being computed again under new code.
 
     Runs and pair results accumulate across trees, but a study's summary, tables and figures
     come from the tree alone: a tree made by ``make restore`` holds none until it builds them.
     """
-    lost = [study for study in held if study not in complete]
+    lost = [study for study in held if study not in complete and study not in reopened]
     if lost:
         targets = " ".join(f"build_{study}" for study in lost)
         raise StudiesWouldBeLost(
             f"the folder holds {', '.join(lost)} complete and the tree does not: build "
             f"them in the tree first (snakemake --profile profiles/local {targets}), or "
-            "start the folder afresh with --replace"
+            "reopen them (--reopen, where their results are being computed anew), or start "
+            "the folder afresh with --replace"
         )
 
 
@@ -303,11 +310,13 @@ def export(
     repo: Path,
     commit: str | None = None,
     replace: bool = False,
+    reopened: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write the reference folder ``out`` from a config's results and logs (results/<name>,
     logs/<name>); returns its provenance. ``commit`` overrides what git says of ``repo``, for a
     copy of the tree whose history is not the one it was made from. The runs ``out`` already
-    holds and the tree lacks are kept (workflow.accumulate) unless ``replace``."""
+    holds and the tree lacks are kept (workflow.accumulate) unless ``replace``; so are its
+    complete studies, which the tree must have built, except the ``reopened`` ones."""
     if commit is None:
         commit = git_commit(repo)  # before writing: the folder's own files would make it dirty
     segments = {
@@ -320,7 +329,7 @@ def export(
     if earlier.exists() and not out.exists():
         earlier.rename(out)  # an export killed while writing: the folder it had set aside
     if not replace:
-        refuse_dropping(studies_held(out), studies_built(results))
+        refuse_dropping(studies_held(out), studies_built(results), reopened)
     runs, checkpoints = run_tables(results, logs, segments)
     if earlier.exists():
         shutil.rmtree(earlier)
@@ -367,7 +376,9 @@ def _write(
     for result in tree_results:
         pair_results.copy(result.in_tree(results), result.in_reference(out))
     kept, unkept = (
-        ([], 0) if replace else pair_results.carried(earlier, tree_results, merged.checkpoints)
+        ([], 0)
+        if replace
+        else pair_results.carried(earlier, tree_results, merged.checkpoints, config)
     )
     for result in kept:
         pair_results.copy(result.in_reference(earlier), result.in_reference(out))
@@ -430,7 +441,8 @@ def _print_export(out: Path, provenance: Mapping[str, Any]) -> None:
     if provenance["dropped_earlier_results"]:
         print(
             f"{provenance['dropped_earlier_results']} pair result(s) of the earlier export "
-            "dropped: no provenance, or a checkpoint they read is not the reference's"
+            "dropped: no provenance, a checkpoint they read is not the reference's, or this "
+            "code and config would not make them again"
         )
 
 
@@ -468,6 +480,15 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="start the folder afresh instead of keeping the runs it holds and the tree lacks",
     )
+    export_cmd.add_argument(
+        "--reopen",
+        action="append",
+        default=[],
+        choices=STUDIES,
+        metavar="STUDY",
+        help="let a study the folder holds complete become pending, where the tree computes "
+        "it anew (new code, say); repeat for several",
+    )
     args = parser.parse_args(argv)
     repo = Path(__file__).resolve().parent.parent
     config = load_config([repo / "config.yaml", *args.configfile])
@@ -479,7 +500,9 @@ def main(argv: list[str] | None = None) -> None:
         _print_restore(out, results, pair_results.restore(out, results, config))
         return
     try:
-        provenance = export(results, logs, out, config, repo, args.commit, args.replace)
+        provenance = export(
+            results, logs, out, config, repo, args.commit, args.replace, args.reopen
+        )
     except StudiesWouldBeLost as error:
         sys.exit(f"{out}: nothing exported: {error}")
     _print_export(out, provenance)

@@ -26,6 +26,26 @@ READ_KEYS = (
 DUMP_KEYS = (*READ_KEYS, "training.device", "evaluation")
 # The activation is part of a run's identity (its path), never of the slice.
 IDENTITY_KEYS = ("model.activation",)
+# What a training job depends on (its variant's config), minus what its path sets: the
+# activation, rate and optimizer policy are its identity; the extended checkpoints concern only
+# the extension rule, and state_every changes no result (the adapters read it from the config,
+# so that changing it reruns nothing).
+TRAINING_KEYS = (
+    "data.digests",
+    "data.normalize",
+    "data.subset",
+    "tasks.class_split",
+    "tasks.common_per_digit",
+    "model",
+    "training",
+)
+TRAINING_DROP = (
+    "model.activation",
+    "training.lr",
+    "training.optimizer_at_common",
+    "training.state_every",
+    "training.extended_checkpoints",
+)
 PROBE_SETTINGS = (
     "budgets",
     "probe_seed",
@@ -59,6 +79,11 @@ def slice_config(
         head, _, tail = key.partition(".")
         out[head].pop(tail, None)
     return sorted_keys(out)
+
+
+def training_config(config: Mapping[str, Any], variant: str) -> dict[str, Any]:
+    """What a training job of a variant's runs (and a trace of the stability search) is given."""
+    return slice_config(variant_config(config, variant), TRAINING_KEYS, drop=TRAINING_DROP)
 
 
 def dump_config(config: Mapping[str, Any], variant: str) -> dict[str, Any]:
