@@ -199,6 +199,20 @@ def test_a_ci_the_paired_tests_do_not_back_is_called_weak() -> None:
     )
 
 
+def test_an_untried_rate_shows_no_trace_count() -> None:
+    columns = ["lr", "tried", "n_traces", "n_finite", "selected"]
+    summary = pd.DataFrame(
+        [[0.04, True, 10, 9, False], [0.035, True, 10, 10, True], [0.03, False, 0, 0, False]],
+        columns=columns,
+    )
+    rows = headlines.lr_search_study(summary).splitlines()[2:]
+    assert rows == [
+        "| 0.04 | yes | 9/10 |  |",
+        "| 0.035 | yes | 10/10 | **selected** |",
+        "| 0.03 | no | — |  |",
+    ]
+
+
 def test_section_replaces_only_its_own_marked_block() -> None:
     full, cuda = Path("reference/full"), Path("reference/cuda")
     (begin, end), (other_begin, other_end) = headlines.markers(full), headlines.markers(cuda)

@@ -248,12 +248,15 @@ def probes_study(summary: pd.DataFrame, tost_alpha: float) -> str:
 
 
 def lr_search_study(summary: pd.DataFrame) -> str:
-    """One row per candidate rate (the summary repeats the rate on each of its traces)."""
+    """One row per candidate rate (the summary repeats the rate on each of its traces).
+
+    A rate above the selected one is never traced, so it has no count to show.
+    """
     rows = [
         [
             f"{r.lr:g}",
             "yes" if r.tried else "no",
-            f"{int(r.n_finite)}/{int(r.n_traces)}",
+            f"{int(r.n_finite)}/{int(r.n_traces)}" if r.tried else "—",
             "**selected**" if r.selected else "",
         ]
         for r in summary.drop_duplicates("lr").itertuples(index=False)
