@@ -73,10 +73,13 @@ def test_a_seed_counts_only_with_every_pair_its_study_reads(smoke: Path) -> None
     assert found["sensitivity"] == Progress(2, 2)
 
 
-def test_the_activation_study_is_not_counted_before_its_rate_is_known(smoke: Path) -> None:
+def test_the_activation_study_is_counted_once_its_rate_is_known(smoke: Path) -> None:
     shutil.rmtree(smoke / "comparisons" / "protocol~class_split/variant~default/act~leaky_relu")
     config = _config(smoke)
     assert config["studies"]["activation"]["lr"] is None
+    # The search has selected a rate: the study counts its seeds before any LeakyReLU pair.
+    assert progress.study_progress(smoke, config)["activation"] == Progress(0, 2)
+    (smoke / "summary" / "lr_search.csv").unlink()
     assert progress.study_progress(smoke, config)["activation"] is None
     config["studies"]["activation"]["lr"] = 0.05
     assert progress.study_progress(smoke, config)["activation"] == Progress(0, 2)

@@ -14,6 +14,7 @@ count before its rate is known: both are None.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,12 +79,28 @@ def held(folder: Path) -> tuple[set[Pair], set[int]]:
     return pairs, probes
 
 
-def activation_lr(config: Mapping[str, Any], pairs: Iterable[Pair]) -> float | None:
-    """The activation study's rate: pinned in the config, else the one rate the folder holds
-    LeakyReLU comparisons for (None while the search has not selected one)."""
+def searched_lr(folder: Path) -> float | None:
+    """The rate the folder's finished search selected (None before its summary is in, or
+    when it selected none)."""
+    summary = folder / "summary" / "lr_search.csv"
+    if not summary.is_file():
+        return None
+    with summary.open(newline="") as handle:
+        rates = {float(row["lr"]) for row in csv.DictReader(handle) if row["selected"] == "True"}
+    return rates.pop() if len(rates) == 1 else None
+
+
+def activation_lr(
+    config: Mapping[str, Any], pairs: Iterable[Pair], searched: float | None = None
+) -> float | None:
+    """The activation study's rate: pinned in the config, else the search's selection, else
+    the one rate the folder holds LeakyReLU comparisons for (an export older than the search's
+    summary); None while the search has not selected one."""
     pinned = config["studies"]["activation"]["lr"]
     if pinned is not None:
         return float(pinned)
+    if searched is not None:
+        return searched
     rates = {run.lr for runs, _ in pairs for run in runs if run.act == "leaky_relu"}
     return rates.pop() if len(rates) == 1 else None
 
@@ -131,7 +148,7 @@ def study_progress(folder: Path, config: Mapping[str, Any]) -> dict[str, Progres
     """Each study's seeds complete in ``folder``; None where that is not a count of pairs
     (the learning-rate search, or the activation study before its rate is known)."""
     pairs, probes = held(folder)
-    lr = activation_lr(config, pairs)
+    lr = activation_lr(config, pairs, searched_lr(folder))
 
     def complete(study: str, seed: int) -> bool:
         if study == "probes":
