@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from workflow.status import dry_runs, job_counts, median_seconds, progress_table, report
+from workflow.status import (
+    dry_runs,
+    job_counts,
+    median_seconds,
+    progress_table,
+    reference_seconds,
+    report,
+)
 
 DRY_RUN = """Building DAG of jobs...
 Job stats:
@@ -52,3 +59,38 @@ def test_dry_runs_plan_while_jobs_are_running() -> None:
         assert {"-n", "--nolock", "--rerun-incomplete"} <= set(args)
         assert args[-2:] == ["--configfile", "config/smoke.yaml"]
     assert "--forceall" in every and "--forceall" not in left
+
+
+def test_jobs_behind_a_checkpoint_count_in_the_total() -> None:
+    """The forced dry run plans nothing behind the stability search's checkpoint; the other
+    plans the activation runs: a rule's total is never below its jobs left (it once printed
+    'done -12 of 10')."""
+    total = {"train_history": 100, "extend_history": 10, "check_stability": 1}
+    left = {"train_history": 20, "extend_history": 20, "plot_activation": 1}
+    table = progress_table(total, left, {}).set_index("rule")
+    assert table.loc["extend_history", ["done", "total", "left"]].tolist() == [0, 20, 20]
+    assert table.loc["train_history", ["done", "total", "left"]].tolist() == [80, 100, 20]
+    assert table.loc["plot_activation", ["done", "total"]].tolist() == [0, 1]
+    assert (table["done"] >= 0).all()
+
+
+def test_a_machine_with_no_finished_job_takes_training_times_from_the_reference(
+    tmp_path,
+) -> None:
+    runs = tmp_path / "runs.csv"
+    runs.write_text(
+        "seed,order,segment,wall_s\n"
+        "101,ABC,base,600\n101,BAC,base,800\n202,ABC,base,700\n101,ABC,extended,1800\n"
+    )
+    reference = reference_seconds(runs)
+    assert reference == {"train_history": 700.0, "extend_history": 1800.0}
+    assert reference_seconds(tmp_path / "missing.csv") == {}
+    left = {"train_history": 4, "extend_history": 2, "dump_representations": 4}
+    here = {"train_history": 360.0}
+    table = progress_table(left, left, here, reference).set_index("rule")
+    assert table.loc["train_history", ["s_per_job", "timed"]].tolist() == [360.0, "here"]
+    assert table.loc["extend_history", ["s_per_job", "timed"]].tolist() == [1800.0, "reference"]
+    text = report(table.reset_index(), cores=2)
+    assert "ETA about 0.7 h on 2 core(s)" in text  # (4 * 360 + 2 * 1800) s / 2 cores
+    assert "(extend_history timed by the reference's runs, not on this machine)" in text
+    assert "not yet measured here: dump_representations" in text

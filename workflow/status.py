@@ -4,10 +4,16 @@
 
 Starts nothing. Two dry runs give the counts: every job of the targets (``--forceall``) and the
 jobs still to run, those running now included (their outputs are marked incomplete until they
-finish, so the dry runs pass ``--rerun-incomplete``, or Snakemake would refuse to plan). The ETA
-multiplies the jobs left of each rule by the median wall time of that rule's finished jobs on
-this machine (Snakemake's benchmark files) and divides by the cores; rules with no finished job
-yet are named as unmeasured instead of guessed.
+finish, so the dry runs pass ``--rerun-incomplete``, or Snakemake would refuse to plan). A rule's
+total is the larger of the two: the forced run plans nothing behind a checkpoint it would rerun
+(the activation study's runs wait for the stability search's selection), where the other, whose
+checkpoint has run, plans them all.
+
+The ETA multiplies the jobs left of each rule by the median wall time of that rule's finished
+jobs on this machine (Snakemake's benchmark files) and divides by the cores. A machine that has
+trained nothing yet (one that `make restore` set up) takes the training rules' times from the
+reference folder's runs (``reference/<name>/runs.csv``, wall time per run and segment), and says
+so; other rules with no finished job are named as unmeasured instead of guessed.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ BENCHMARKS = {
     "train_probes": "probes/seed~*.benchmark.tsv",
     "audit_run": "audit/**/*.benchmark.tsv",
 }
+# The training rules whose jobs are the reference's runs.csv rows, by segment.
+REFERENCE_SEGMENTS = {"train_history": "base", "extend_history": "extended"}
 
 
 def job_counts(dry_run_output: str) -> dict[str, int]:
@@ -57,6 +65,19 @@ def median_seconds(root: Path, patterns: Mapping[str, str] = BENCHMARKS) -> dict
     return medians
 
 
+def reference_seconds(runs_csv: Path) -> dict[str, float]:
+    """Median wall seconds of the training jobs a reference folder lists, per training rule."""
+    if not runs_csv.is_file():
+        return {}
+    runs = pd.read_csv(runs_csv)
+    medians = {}
+    for rule, segment in REFERENCE_SEGMENTS.items():
+        seconds = runs.loc[runs["segment"] == segment, "wall_s"].dropna()
+        if len(seconds):
+            medians[rule] = float(seconds.median())
+    return medians
+
+
 def _seconds(path: Path) -> float | None:
     try:
         return float(pd.read_csv(path, sep="\t")["s"].iloc[0])
@@ -65,19 +86,27 @@ def _seconds(path: Path) -> float | None:
 
 
 def progress_table(
-    total: Mapping[str, int], left: Mapping[str, int], seconds: Mapping[str, float]
+    total: Mapping[str, int],
+    left: Mapping[str, int],
+    seconds: Mapping[str, float],
+    reference: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
+    """A row per rule; ``reference`` times a rule that ``seconds`` (this machine) does not."""
+    reference = reference or {}
     rows = []
-    for rule in sorted(total, key=lambda r: (-left.get(r, 0), r)):
+    for rule in sorted(total.keys() | left.keys(), key=lambda r: (-left.get(r, 0), r)):
         n_left = left.get(rule, 0)
-        per_job = seconds.get(rule)
+        n_total = max(total.get(rule, 0), n_left)
+        timed = "here" if rule in seconds else "reference" if rule in reference else None
+        per_job = seconds.get(rule, reference.get(rule))
         rows.append(
             {
                 "rule": rule,
-                "done": total[rule] - n_left,
-                "total": total[rule],
+                "done": n_total - n_left,
+                "total": n_total,
                 "left": n_left,
                 "s_per_job": per_job,
+                "timed": timed,
                 "job_hours_left": None if per_job is None else n_left * per_job / 3600,
             }
         )
@@ -93,6 +122,9 @@ def report(table: pd.DataFrame, cores: int) -> str:
     hours = float(pending["job_hours_left"].fillna(0).sum()) / max(cores, 1)
     if len(pending):
         eta = f"ETA about {hours:.1f} h on {cores} core(s) for the measured rules"
+        borrowed = pending[pending["timed"] == "reference"]["rule"].tolist()
+        if borrowed:
+            eta += f" ({', '.join(borrowed)} timed by the reference's runs, not on this machine)"
         if unmeasured:
             eta += f"; not yet measured here: {', '.join(unmeasured)}"
         lines.append(eta)
@@ -129,7 +161,8 @@ def main(argv: list[str] | None = None) -> None:
     total, left = job_counts(_dry_run(every)), job_counts(_dry_run(remaining))
     name = load_config(["config.yaml", *args.configfile])["name"]
     seconds = median_seconds(Path("logs") / name)
-    print(report(progress_table(total, left, seconds), args.cores))
+    reference = reference_seconds(Path("reference") / name / "runs.csv")
+    print(report(progress_table(total, left, seconds, reference), args.cores))
 
 
 if __name__ == "__main__":
