@@ -136,7 +136,10 @@ TRAINING_CONFIG = {
 # machine cut off loses only the pairs in flight, and every finished pair is a complete result
 # the reference keeps (workflow.reference). Priorities stay positive: Snakemake's MILP
 # scheduler maximises their sum, so a negative one would never be picked first.
-SEED_ORDER = STUDIES["main"]["seeds"]
+SEED_ORDER = [
+    *STUDIES["main"]["seeds"],
+    *(s for s in STUDIES["noise_floor"]["seeds"] if s not in STUDIES["main"]["seeds"]),
+]
 MAX_STREAMS = 10
 AFTER_TRAINING = 1 + MAX_STREAMS * (len(SEED_ORDER) + 1)
 
@@ -274,10 +277,10 @@ def second_run(wildcards):
     )
 
 
-def noise_floor_pairs():
+def noise_floor_pairs(seeds=STUDIES["noise_floor"]["seeds"]):
     """A seed's four runs (ABC, BAC on stream 0 and on the replicate stream, marked r) give
     four order pairs and two same-order pairs; each pair's comparisons, by pair name."""
-    seeds, replicate = STUDIES["noise_floor"]["seeds"], STUDIES["noise_floor"]["stream"]
+    replicate = STUDIES["noise_floor"]["stream"]
     on_replicate = partial(
         comparisons, run_group(), seeds, "base", against_stream=replicate
     )

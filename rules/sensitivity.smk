@@ -4,8 +4,13 @@
 
 rule summarize_sensitivity:
     input:
+        **{
+            f"floor_{pair}": files
+            for pair, files in noise_floor_pairs(SENSITIVITY["seeds"]).items()
+        },
         default=PER_SEED.format(study="main"),
-        noise_floor=PER_SEED.format(study="noise_floor"),
+        # The floor of its own seeds only, so that it never waits for the noise floor study.
+        main_matches=f"{RESULTS}/main/matches.csv",
         variants=expand(
             PER_SEED, study=[f"variant_{v}" for v in SENSITIVITY["variants"]]
         ),
@@ -28,6 +33,7 @@ rule summarize_sensitivity:
         "../envs/histres.yaml"
     params:
         config=slice_config("matching", "statistics", "studies.sensitivity"),
+        floor_pairs=list(noise_floor_pairs()),
         segments=BASE_SEGMENT,
         code=code("summarize_sensitivity"),
     script:

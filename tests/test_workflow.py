@@ -120,9 +120,12 @@ def test_training_goes_seed_by_seed_and_a_finished_pair_is_compared_first(tmp_pa
     pair alike; every dump, comparison and probe before any training."""
     targets = [f"results/full/summary/{s}.csv" for s in ("main", "noise_floor", "probes")]
     jobs = _job_blocks(snakemake(copy_repo(tmp_path), "-n", *targets))
-    seeds = load_config([REPO / "config.yaml"])["studies"]["main"]["seeds"]
+    studies = load_config([REPO / "config.yaml"])["studies"]
+    main, floor = studies["main"]["seeds"], studies["noise_floor"]["seeds"]
+    seeds = [*main, *(seed for seed in floor if seed not in main)]
     training = [job for job in jobs if job["rule"] == "train_history"]
-    assert len(training) == 80
+    # Both orders on both streams of every noise floor seed (the main seeds among them).
+    assert len(training) == 4 * len(floor) == 200
     by_run = {(int(j["seed"]), int(j["stream"]), j["order"]): int(j["priority"]) for j in training}
     ranked = sorted(by_run, key=lambda run: -by_run[run])
     assert [(seed, stream) for seed, stream, _ in ranked[::2]] == [
@@ -138,17 +141,18 @@ def test_training_goes_seed_by_seed_and_a_finished_pair_is_compared_first(tmp_pa
 def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
     jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n"))
     # Main (40 runs) is shared by the pilot's reset arm, long, noise floor stream 0 and the
-    # probes; new runs: pilot preserve (10), rotated (10), noise-floor replicates (40: both
-    # orders of the 20 main seeds on stream 1), the sensitivity variants (2 x 5 seeds x 2
-    # orders, at their own paths). The activation runs appear only once the stability search
-    # (10 traces at 0.05) has decided.
-    assert jobs["train_history"] == 40 + 10 + 10 + 40 + 20
+    # probes; new runs: pilot preserve (10), rotated (10), the noise floor's 30 further seeds
+    # on stream 0 (60), noise-floor replicates (100: both orders of its 50 seeds on stream 1),
+    # the sensitivity variants (2 x 5 seeds x 2 orders, at their own paths). The activation
+    # runs appear only once the stability search (10 traces at 0.05) has decided.
+    assert jobs["train_history"] == 40 + 10 + 10 + 60 + 100 + 20
     assert jobs["extend_history"] == 10
-    assert jobs["dump_representations"] == 120
-    # ABC vs BAC: main, rotated, pilot preserve, the replicates' own order pair, the variants.
-    assert jobs["compare_orders_base"] == 20 + 5 + 5 + 20 + 10
+    assert jobs["dump_representations"] == 240
+    # ABC vs BAC: main, rotated, pilot preserve, the noise floor's further seeds, the
+    # replicates' own order pair, the variants.
+    assert jobs["compare_orders_base"] == 20 + 5 + 5 + 30 + 50 + 10
     # Each replicate against both stream-0 runs of its seed: the rest of the square.
-    assert jobs["compare_streams_base"] == 20 * 4
+    assert jobs["compare_streams_base"] == 50 * 4
     assert jobs["train_probes"] == 20
     assert jobs["trace_stability"] == 10
     # main, rotated, pilot preserve, pilot reset, the two variants

@@ -14,6 +14,7 @@ from workflow.sensitivity import (
     with_noise_floor,
 )
 from workflow.stats import Bootstrap
+from workflow.studies import noise_floor_table
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
@@ -22,7 +23,14 @@ study, matching = cfg["studies"]["sensitivity"], cfg["matching"]
 with job_log(smk.log[0]) as log:
     main = read_csv(smk.input.default)
     default = main[main["seed"].isin(study["seeds"])]
-    variants = {"default": with_noise_floor(default, read_csv(smk.input.noise_floor))}
+    floor_pairs = {
+        pair: read_comparisons(smk.input[f"floor_{pair}"], smk.params.segments)
+        for pair in smk.params.floor_pairs
+    }
+    main_matches = read_csv(smk.input.main_matches)
+    floor_matches = main_matches[main_matches["seed"].isin(study["seeds"])]
+    floor = noise_floor_table(floor_pairs, floor_matches, cfg["statistics"]["common_endpoint"])
+    variants = {"default": with_noise_floor(default, floor)}
     variants |= dict(zip(study["variants"], map(read_csv, smk.input.variants), strict=True))
     protocol = MatchRule(matching["max_accuracy_gap_pp"], matching["min_accuracy_pct"], None, 1)
     rules = one_at_a_time(protocol, study["max_gaps_pp"], study["grids"], study["persistence"])
