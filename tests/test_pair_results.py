@@ -9,7 +9,7 @@ import pandas as pd
 
 from tests.test_accumulate import CONFIG, _export, _tree
 from tests.test_reference import RUN, _identity
-from workflow import pair_results
+from workflow import lineage, pair_results
 from workflow.artifacts import read_json, write_csv, write_json
 from workflow.provenance import REPO_ROOT, code_version
 from workflow.slices import dump_config, training_config
@@ -184,3 +184,23 @@ def test_an_export_drops_the_earlier_results_this_code_would_not_make(tmp_path) 
     prov = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
     assert (prov["carried_over_results"], prov["dropped_earlier_results"]) == (1, 1)
     assert old not in pair_results.in_reference(out)
+
+
+def test_every_code_version_the_references_hold_is_one_this_code_reproduces():
+    """An edit of a module a pair result's rule imports changes its code version: list the
+    earlier version (python -m workflow.lineage) once the small config's bit-for-bit test has
+    passed, or every restore would refuse the reference's results and retrain their runs."""
+    folders = sorted(p for p in (REPO_ROOT / "reference").iterdir() if p.is_dir())
+    found = pair_results.code_versions(folders)
+    assert {adapter for adapter, _ in found} == {"compare_runs", "train_probes", "trace_stability"}
+    stale = sorted((a, v) for a, v in found if v not in lineage.accepted(a))
+    assert not stale, f"run python -m workflow.lineage after checking the bits: {stale}"
+
+
+def test_a_listed_earlier_version_is_accepted_and_recorded_once(tmp_path):
+    path = tmp_path / "reproduced.json"
+    assert lineage.accepted("compare_runs", path) == {lineage.current("compare_runs")}
+    added = lineage.record([("compare_runs", "0" * 16), ("compare_runs", "0" * 16)], "why", path)
+    assert added == [("compare_runs", "0" * 16)]
+    assert "0" * 16 in lineage.accepted("compare_runs", path)
+    assert lineage.record([("compare_runs", "0" * 16)], "why", path) == []

@@ -34,7 +34,7 @@ import pandas as pd
 from workflow.artifacts import read_csv, read_json
 from workflow.config import DEFAULT_VARIANT
 from workflow.identity import RunId
-from workflow.provenance import REPO_ROOT, code_version
+from workflow.lineage import accepted
 from workflow.slices import dump_config, probe_config, probe_settings, training_config
 
 # Reference subfolder -> (results subfolder, the tables the rules write there, their adapter).
@@ -177,18 +177,17 @@ def search_settings(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def expected(result: PairResult, config: Mapping[str, Any], prov: Mapping[str, Any]) -> dict:
-    """What the current code and config would record for the result's provenance."""
-    adapter = REPO_ROOT / "workflow" / "scripts" / f"{KINDS[result.kind][2]}.py"
+    """What the current code and config would record for the result's provenance (the code
+    version: one that this code reproduces, ``workflow.lineage``)."""
+    adapter = KINDS[result.kind][2]
+    code = prov["code_version"] if prov.get("code_version") in accepted(adapter) else None
     if result.kind == "comparisons":
         variant = prov["first"].get("variant", DEFAULT_VARIANT)
-        return {"code_version": code_version(adapter), "config": dump_config(config, variant)}
+        return {"code_version": code, "config": dump_config(config, variant)}
     if result.kind == "lr_search":
-        return {
-            "code_version": code_version(adapter),
-            "config": training_config(config, DEFAULT_VARIANT),
-        }
+        return {"code_version": code, "config": training_config(config, DEFAULT_VARIANT)}
     return {
-        "code_version": code_version(adapter),
+        "code_version": code,
         "config": probe_config(config),
         "probes": probe_settings(config),
         "activation": config["model"]["activation"],
@@ -247,3 +246,14 @@ def restore(folder: Path, results: Path, config: Mapping[str, Any]) -> Restored:
         copy(table, target)
         restored += 1
     return Restored(restored, present, refused)
+
+
+def code_versions(folders: Iterable[Path]) -> set[tuple[str, str]]:
+    """Every (adapter, code version) the pair results of reference ``folders`` record."""
+    found = set()
+    for folder in folders:
+        for result in in_reference(folder):
+            prov = provenance(result.kind, result.in_reference(folder))
+            if prov is not None and "code_version" in prov:
+                found.add((KINDS[result.kind][2], prov["code_version"]))
+    return found
