@@ -292,3 +292,11 @@ def noise_floor_pairs(seeds=STUDIES["noise_floor"]["seeds"]):
         "ABC_ABCr": on_replicate(order="ABC"),
         "BAC_BACr": on_replicate(order="BAC"),
     }
+
+
+# The trajectories of the order effect against the noise floor (rules/summarize.smk): by table
+# name, the seeds whose squares they read.
+TRAJECTORIES = {
+    "order_vs_noise": STUDIES["main"]["seeds"],
+    "noise_floor_trajectory": STUDIES["noise_floor"]["seeds"],
+}

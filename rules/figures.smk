@@ -25,6 +25,16 @@ FIGURE_INPUTS = {
     },
     "noise_floor": {"per_seed": rules.summarize_noise_floor.output.per_seed},
     "sensitivity": {"summary": rules.summarize_sensitivity.output.summary},
+    **{
+        name: {
+            "per_seed": f"{RESULTS}/tables/{name}_per_seed.csv",
+            "matches": f"{RESULTS}/{view}/matches.csv",
+        }
+        for name, view in (
+            ("order_vs_noise", "main"),
+            ("noise_floor_trajectory", "noise_floor"),
+        )
+    },
 }
 
 # Each figure's params hold only what it draws from, so that a setting reruns only the
@@ -45,6 +55,8 @@ FIGURE_PARAMS = {
     "rotated_vs_split": (STATISTICS, {}),
     "noise_floor": (STATISTICS, {}),
     "sensitivity": ({**STATISTICS, "matching": config["matching"]}, {}),
+    "order_vs_noise": (STATISTICS, {}),
+    "noise_floor_trajectory": (STATISTICS, {}),
 }
 
 for name, inputs in FIGURE_INPUTS.items():
@@ -102,8 +114,8 @@ FIGURES = [*FIGURE_INPUTS, "activation"]
 
 # Each study's figures, built with its summary by its target rule (`snakemake build_<study>`).
 STUDY_FIGURES = {
-    "main": ["main_h_repr", "main_behaviour", "main_layer_cka"],
-    "noise_floor": ["noise_floor"],
+    "main": ["main_h_repr", "main_behaviour", "main_layer_cka", "order_vs_noise"],
+    "noise_floor": ["noise_floor", "noise_floor_trajectory"],
     "pilot": [],
     "rotated": ["rotated_vs_split"],
     "probes": ["probe_differences"],

@@ -111,6 +111,11 @@ rule summarize_noise_floor:
             category="Summaries",
         ),
         per_seed=expand(PER_SEED, study="noise_floor"),
+        decision=report(
+            f"{RESULTS}/tables/noise_floor_decision.csv",
+            caption="../workflow/report/noise_floor_decision.rst",
+            category="Summaries",
+        ),
     log:
         f"{LOGS}/noise_floor/summarize_noise_floor.log",
     localrule: True
@@ -118,8 +123,36 @@ rule summarize_noise_floor:
         "../envs/histres.yaml"
     params:
         pairs=list(noise_floor_pairs()),
-        config=STATISTICS,
+        config=slice_config("statistics", "studies.noise_floor"),
         segments=BASE_SEGMENT,
         code=code("summarize_noise_floor"),
     script:
         adapter("summarize_noise_floor")
+
+
+# The order effect against the noise floor at every C checkpoint, for the main seeds (the
+# headline figure) and for the noise floor study's seeds.
+rule tabulate_trajectory:
+    input:
+        unpack(lambda w: noise_floor_pairs(TRAJECTORIES[w.trajectory])),
+    output:
+        summary=report(
+            f"{RESULTS}/tables/{{trajectory}}.csv",
+            caption="../workflow/report/trajectory.rst",
+            category="Per-seed tables",
+        ),
+        per_seed=f"{RESULTS}/tables/{{trajectory}}_per_seed.csv",
+    log:
+        f"{LOGS}/trajectories/{{trajectory}}.log",
+    wildcard_constraints:
+        trajectory="|".join(TRAJECTORIES),
+    localrule: True
+    conda:
+        "../envs/histres.yaml"
+    params:
+        pairs=list(noise_floor_pairs()),
+        config=STATISTICS,
+        segments=BASE_SEGMENT,
+        code=code("tabulate_trajectory"),
+    script:
+        adapter("tabulate_trajectory")

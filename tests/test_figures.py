@@ -133,6 +133,29 @@ def _h(empty: bool) -> Figure:
     )
 
 
+def _order_vs_noise_table() -> pd.DataFrame:
+    frame = _comparisons().rename(columns={"h_repr": "h_order"})
+    frame["h_floor"] = frame["h_order"] * 0.8
+    frame["excess"] = frame["h_order"] - frame["h_floor"]
+    return frame[["seed", "update", "h_order", "h_floor", "excess"]]
+
+
+@_builder("order_vs_noise")
+def _o(empty: bool) -> Figure:
+    frame = _blank(_order_vs_noise_table(), ["h_order", "h_floor", "excess"], empty)
+    return figures.order_vs_noise(frame, pd.Series([250, 500, 1000]), FAST)
+
+
+def test_order_vs_noise_marks_the_match_window_and_both_groups() -> None:
+    fig = figures.order_vs_noise(_order_vs_noise_table(), pd.Series([250, 1000]), FAST)
+    top, bottom = fig.axes
+    assert [line.get_gid() for line in top.get_lines()].count("mean") == 2
+    assert [line.get_gid() for line in bottom.get_lines()].count("mean") == 1
+    spans = [patch for patch in top.patches if patch.get_x() == 250]
+    assert spans and spans[0].get_width() == 750
+    assert "n = 3 seeds" in top.get_title()
+
+
 @_builder("behaviour_trajectories")
 def _b(empty: bool) -> Figure:
     frame = _blank(_comparisons(), ["acc_gap_pp", "disagreement_pct"], empty)

@@ -158,7 +158,7 @@ def test_default_config_dry_run_of_every_study_shares_runs(tmp_path):
     # main, rotated, pilot preserve, pilot reset, the two variants
     assert jobs["summarize_pairs"] == 6
     assert jobs["summarize_sensitivity"] == 1
-    assert sum(n for rule, n in jobs.items() if rule.startswith("plot_")) == 10
+    assert sum(n for rule, n in jobs.items() if rule.startswith("plot_")) == 12
 
 
 @pytest.mark.parametrize(
@@ -437,6 +437,7 @@ STATISTICS_RULES = {
     "summarize_activation",
     "summarize_probes",
     "summarize_sensitivity",
+    "tabulate_trajectory",
 }
 # Records the config's digest for the report: every setting that can change a result reruns it.
 ABOUT = "describe_config"

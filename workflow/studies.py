@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from workflow.decision import decide
 from workflow.probe_columns import PROBE_COLUMNS, PROBE_PER_SEED_COLUMNS  # noqa: F401
 from workflow.stats import Bootstrap, paired_tests, tost
 from workflow.summary import STATISTICS, TEST_COLUMNS, endpoints, stat_row, status_counts
@@ -392,3 +393,17 @@ def per_seed_differences(rows: pd.DataFrame, primary_seed: int) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(out, columns=PROBE_PER_SEED_COLUMNS)
+
+
+def noise_floor_decision(per_seed: pd.DataFrame, rule: dict, primary: str) -> pd.DataFrame:
+    """The pre-registered verdict (``workflow.decision``) at each endpoint of the noise floor's
+    per-seed table, with its power line; ``primary`` names the endpoint the verdict is read at,
+    ``rule`` is ``studies.noise_floor.decision``."""
+    rows = []
+    for endpoint, group in per_seed.groupby("endpoint", sort=False):
+        ok = group[group["status"] == "ok"]
+        found = decide(
+            ok["excess"], ok["h_floor"], rule["margin_rel"], rule["alpha"], rule["power"]
+        )
+        rows.append({"endpoint": endpoint, "primary": endpoint == primary, **found.as_dict()})
+    return pd.DataFrame(rows)

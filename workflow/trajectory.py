@@ -59,3 +59,8 @@ def trajectory_summary(
     frame = pd.DataFrame(rows)
     first = ["update", "metric", "n", "n_diverged", "n_undefined", "mean", "ci_low", "ci_high"]
     return frame[first + [c for c in frame.columns if c not in first]].replace({np.inf: np.nan})
+
+
+def matched_updates(matches: pd.DataFrame) -> pd.Series:
+    """The matched checkpoints of a match table's matched seeds (the match window's extent)."""
+    return matches.loc[matches["status"] == "matched", "matched_update"].astype(int)

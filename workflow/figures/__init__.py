@@ -34,6 +34,7 @@ from workflow.figures.trajectories import (
     behaviour_trajectories,
     h_repr_trajectories,
     long_horizon,
+    order_vs_noise,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "lr_search",
     "mean_ci_by",
     "noise_floor",
+    "order_vs_noise",
     "probe_differences",
     "rotated_vs_split",
     "save_figure",

@@ -39,6 +39,10 @@ SENSITIVITY_PANELS = {"variant": "training variants", "matching": "matching rule
 
 # Legend entries, tick names and default titles.
 PER_SEED_LABEL = "per seed"
+ORDER_PAIRS_NAME = "order pairs"
+FLOOR_PAIRS_NAME = "same-order pairs"
+EXCESS_NAME = "excess"
+EXCESS_LABEL = "excess $H_{\\mathrm{repr}}$"
 DIVERGED_LABEL = "diverged"
 PROTOCOL_NAMES = ("class split", "rotated")
 ACTIVATION_NAMES = ("ReLU", "LeakyReLU")

@@ -22,8 +22,15 @@ from workflow.figures.settings import (
     ACTIVATION_COLORS,
     ACTIVATION_NAMES,
     DISAGREEMENT_LABEL,
+    EXCESS_LABEL,
+    EXCESS_NAME,
+    FIG_HEIGHT_IN,
+    FLOOR_COLOR,
+    FLOOR_PAIRS_NAME,
     H_REPR_LABEL,
     LONG_HORIZON_MARKS,
+    MEAN_COLOR,
+    ORDER_PAIRS_NAME,
     REFERENCE_COLOR,
     seeds_label,
 )
@@ -130,3 +137,43 @@ def activation_trajectories(
     heading = f"{title or ' vs '.join(ACTIVATION_NAMES)}, lr = {lr:g} ({n_text})"
     # Two legend columns filled column-first: one column per activation function.
     return finish(fig, ax, heading, legend_cols=2 if has_data else None)
+
+
+@paper_style
+def order_vs_noise(
+    per_seed: pd.DataFrame,
+    matched: pd.Series,
+    bootstrap: Bootstrap,
+    *,
+    title: str | None = None,
+) -> Figure:
+    """H_repr of the order pairs and of the same-order pairs against updates (mean, CI band,
+    faint per-seed lines), and below it their excess with its CI and the zero line; the match
+    window (``matched``: the matched seeds' matched updates) shaded, its median dashed.
+
+    ``per_seed`` has columns ``seed, update, h_order, h_floor, excess``.
+    """
+    fig, (top, bottom) = new_figure(nrows=2, height=2 * FIG_HEIGHT_IN, height_ratios=[3, 2])
+    groups = (("h_order", ORDER_PAIRS_NAME, MEAN_COLOR), ("h_floor", FLOOR_PAIRS_NAME, FLOOR_COLOR))
+    plotted, counts = [], []
+    for column, name, color in groups:
+        updates, n_seeds = trajectory(
+            top, per_seed, column, bootstrap, color=color, seed_color=color, name=name
+        )
+        plotted.append(updates)
+        counts.append(n_seeds)
+    for line in top.get_lines():
+        if line.get_gid() == "seed":
+            line.set_alpha(0.25)
+    updates, _ = trajectory(bottom, per_seed, "excess", bootstrap, name=EXCESS_NAME)
+    # Log-spaced updates past the first checkpoint: the order effect decays in the first few
+    # hundred updates, which a linear axis to 10,000 squeezes into its first tenth.
+    has_data = update_axis(top, np.concatenate(plotted), H_REPR_LABEL, force_log=True)
+    if update_axis(bottom, updates, EXCESS_LABEL, force_log=True):
+        bottom.axhline(0.0, color=REFERENCE_COLOR, lw=0.8, zorder=0)
+    if len(matched):
+        for ax in (top, bottom):
+            ax.axvspan(matched.min(), matched.max(), color=REFERENCE_COLOR, alpha=0.12, lw=0)
+            ax.axvline(float(np.median(matched)), color=REFERENCE_COLOR, ls="--", lw=0.8)
+    heading = f"{title or 'order effect vs noise floor'} ({seeds_label(max(counts))})"
+    return finish(fig, top, heading, legend_cols=2 if has_data else None)

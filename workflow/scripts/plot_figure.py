@@ -9,6 +9,7 @@ from workflow.artifacts import read_csv, read_json
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.stats import Bootstrap
+from workflow.trajectory import matched_updates
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 # A figure's params hold only the settings it draws from (rules/figures.smk): none for lr_search.
@@ -50,6 +51,11 @@ def activation():
     return figures.activation_trajectories(relu, leaky, lr, bootstrap)
 
 
+def trajectory():
+    matched = matched_updates(table("matches"))
+    return figures.order_vs_noise(table("per_seed"), matched, bootstrap)
+
+
 DRAW = {
     "main_h_repr": lambda: figures.h_repr_trajectories(ok(comparisons("comparisons")), bootstrap),
     "main_behaviour": lambda: figures.behaviour_trajectories(
@@ -69,6 +75,8 @@ DRAW = {
         table("summary"), "h_repr", "H_repr", bootstrap, smk.params.config["matching"]
     ),
     "activation": activation,
+    "order_vs_noise": trajectory,
+    "noise_floor_trajectory": trajectory,
 }
 
 with job_log(smk.log[0]) as log:

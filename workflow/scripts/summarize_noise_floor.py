@@ -5,10 +5,12 @@ from workflow.artifacts import read_csv, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.stats import Bootstrap
-from workflow.studies import noise_floor_summary, noise_floor_table
+from workflow.studies import noise_floor_decision, noise_floor_summary, noise_floor_table
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 stats = smk.params.config["statistics"]
+rule = smk.params.config["studies"]["noise_floor"]["decision"]
+primary = {"common": f"common_{stats['common_endpoint']}", "matched": "matched"}
 bootstrap = Bootstrap.from_config(stats)
 
 with job_log(smk.log[0]) as log:
@@ -18,6 +20,9 @@ with job_log(smk.log[0]) as log:
     matches = read_csv(smk.input.matches)
     per_seed = noise_floor_table(pairs, matches, stats["common_endpoint"])
     summary = noise_floor_summary(per_seed, bootstrap)
+    decision = noise_floor_decision(per_seed, rule, primary[rule["primary_endpoint"]])
     write_csv(smk.output.per_seed[0], per_seed)
     write_csv(smk.output.summary[0], summary)
+    write_csv(smk.output.decision, decision)
     log(summary.to_string(index=False))
+    log(decision.to_string(index=False))
