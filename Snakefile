@@ -4,6 +4,8 @@
 
 from snakemake.utils import min_version
 
+from workflow import registry
+
 min_version("9.0")
 
 
@@ -44,17 +46,7 @@ include: "rules/verify.smk"
 include: "rules/describe.smk"
 
 
-SUMMARIES = [
-    "main",
-    "pilot",
-    "long",
-    "probes",
-    "activation",
-    "lr_search",
-    "rotated",
-    "noise_floor",
-    "sensitivity",
-]
+SUMMARIES = list(registry.NAMES)
 
 
 rule all:

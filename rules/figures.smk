@@ -112,17 +112,8 @@ rule plot_activation:
 
 FIGURES = [*FIGURE_INPUTS, "activation"]
 
-# Each study's figures, built with its summary by its target rule (`snakemake build_<study>`).
-STUDY_FIGURES = {
-    "main": ["main_h_repr", "main_behaviour", "main_layer_cka", "order_vs_noise"],
-    "noise_floor": ["noise_floor", "noise_floor_trajectory"],
-    "pilot": [],
-    "rotated": ["rotated_vs_split"],
-    "probes": ["probe_differences"],
-    "long": ["long_horizon"],
-    "activation": ["activation"],
-    "lr_search": ["lr_search"],
-    "sensitivity": ["sensitivity"],
-}
+# Each study's figures (workflow.registry), built with its summary by its target rule
+# (`snakemake build_<study>`).
+STUDY_FIGURES = {study.name: list(study.figures) for study in registry.STUDIES}
 if sorted(sum(STUDY_FIGURES.values(), [])) != sorted(FIGURES):
     raise ValueError("rules/figures.smk: STUDY_FIGURES must name every figure once")

@@ -72,16 +72,54 @@ def test_one_run_with_two_sets_of_bits_stops_the_export(tmp_path) -> None:
     assert set(read_csv(out / "checkpoints.csv")["params_digest"]) == {"a0", "XX"}
 
 
+# With what the progress counts read: the main seeds and the main runs' identity.
+STUDIED = CONFIG | {
+    "studies": {"main": {"seeds": [101]}},
+    "model": {"activation": "relu"},
+    "training": CONFIG["training"] | {"lr": 0.05, "optimizer_at_common": "reset"},
+}
+
+
 def test_an_export_never_drops_a_study_the_folder_holds_complete(tmp_path) -> None:
     out = tmp_path / "reference"
     tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
     write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
-    assert _export(tree, out, "first")["studies_complete"] == ["main"]
+    assert _export(tree, out, "first", STUDIED)["studies_complete"] == ["main"]
     restored = _tree(tmp_path / "restored", {})
+    # Its pair results are not in the folder, so it cannot be carried over either.
     with pytest.raises(reference.StudiesWouldBeLost, match="holds main complete.*build_main"):
-        _export(restored, out, "second")
+        _export(restored, out, "second", STUDIED)
     assert read_json(out / "provenance.json")["export_commit"] == "first"  # left as it was
-    assert _export(restored, out, "second", replace=True)["studies_complete"] == []
+    assert _export(restored, out, "second", STUDIED, replace=True)["studies_complete"] == []
+
+
+def _with_main_pair(tree: tuple[Path, Path]) -> None:
+    """The main study's one pair of the tiny config (seed 101), as a comparison table."""
+    pair = tree[0] / "runs" / Path(RUN.format(seed=101, order="ABC")).parent.relative_to("runs")
+    write_csv(pair / "ABC_vs_BAC" / "base.csv", pd.DataFrame({"seed": [101], "update": [0]}))
+    write_json(pair / "ABC_vs_BAC" / "base.provenance.json", {"code_version": "x"})
+
+
+def test_a_complete_study_the_tree_did_not_build_is_carried_over_whole(tmp_path) -> None:
+    """A restored tree cannot rebuild a study that reads checkpoints (activation's audit):
+    the folder's summary, tables and figures stay, as long as its pairs and config do."""
+    out = tmp_path / "reference"
+    tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    _with_main_pair(tree)
+    write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
+    write_csv(tree[0] / "tables" / "main_per_seed.csv", pd.DataFrame({"seed": [101]}))
+    (tree[0] / "figures").mkdir()
+    (tree[0] / "figures" / "main_h_repr.png").write_bytes(b"png")
+    _export(tree, out, "first", STUDIED)
+    restored = _tree(tmp_path / "restored", {})
+    _with_main_pair(restored)
+    prov = _export(restored, out, "second", STUDIED)
+    assert (prov["studies_complete"], prov["studies_carried"]) == (["main"], ["main"])
+    for name in ("summary/main.csv", "tables/main_per_seed.csv", "figures/main_h_repr.png"):
+        assert (out / name).is_file(), name
+    changed = STUDIED | {"statistics": {"bootstrap_seed": 1}}
+    with pytest.raises(reference.StudiesWouldBeLost, match="its config changed"):
+        _export(restored, out, "third", changed)
 
 
 def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
@@ -90,11 +128,11 @@ def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
     tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
     for study in ("main", "probes"):
         write_csv(tree[0] / "summary" / f"{study}.csv", pd.DataFrame({"metric": ["h_repr"]}))
-    _export(tree, out, "first")
+    _export(tree, out, "first", STUDIED)
     (tree[0] / "summary" / "probes.csv").unlink()
     with pytest.raises(reference.StudiesWouldBeLost, match="holds probes complete"):
-        _export(tree, out, "second", reopened=["main"])
-    prov = _export(tree, out, "second", reopened=["probes"])
+        _export(tree, out, "second", STUDIED, reopened=["main"])
+    prov = _export(tree, out, "second", STUDIED, reopened=["probes"])
     assert (prov["studies_complete"], "probes" in prov["studies_pending"]) == (["main"], True)
     assert not (out / "summary" / "probes.csv").exists()
     assert _runs(out) == [(101, "ABC")]

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workflow import pair_results
+from workflow import pair_results, registry
 from workflow.config import DEFAULT_VARIANT, variant_config
 from workflow.identity import RunId
 
 ORDERS = ("ABC", "BAC")
-STUDIES = ("main", "noise_floor", "pilot", "rotated", "probes", "long", "activation", "sensitivity")
+# The studies that read pairs (the search's traces are none).
+STUDIES = tuple(name for name in registry.NAMES if name != "lr_search")
 # A comparison: the two runs it read (unordered) and its segment; a probe table: its seed.
 Pair = tuple[frozenset[RunId], str]
 
@@ -144,11 +145,15 @@ def study_seeds(config: Mapping[str, Any], study: str) -> list[int]:
     return [int(seed) for seed in config["studies"][source]["seeds"]]
 
 
-def study_progress(folder: Path, config: Mapping[str, Any]) -> dict[str, Progress | None]:
-    """Each study's seeds complete in ``folder``; None where that is not a count of pairs
-    (the learning-rate search, or the activation study before its rate is known)."""
+def study_progress(
+    folder: Path, config: Mapping[str, Any], studies: Iterable[str] = STUDIES
+) -> dict[str, Progress | None]:
+    """Each study's (of ``studies``) seeds complete in ``folder``; None where that is not a
+    count of pairs (the learning-rate search, or the activation study before its rate is
+    known)."""
     pairs, probes = held(folder)
-    lr = activation_lr(config, pairs, searched_lr(folder))
+    wanted = set(studies)
+    lr = activation_lr(config, pairs, searched_lr(folder)) if "activation" in wanted else None
 
     def complete(study: str, seed: int) -> bool:
         if study == "probes":
@@ -156,7 +161,7 @@ def study_progress(folder: Path, config: Mapping[str, Any]) -> dict[str, Progres
         return all(pair in pairs for pair in needs(config, study, seed, lr))
 
     progress: dict[str, Progress | None] = {"lr_search": None, "activation": None}
-    for study in STUDIES:
+    for study in (name for name in STUDIES if name in wanted):
         if study == "activation" and lr is None:
             continue
         seeds = study_seeds(config, study)

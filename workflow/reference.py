@@ -25,8 +25,9 @@ already holds and the tree lacks are kept, with the export they came from
 (``workflow.accumulate``), and so are the pair results (comparisons, probes, search traces)
 that read only checkpoints it lists and that this code would make again
 (``workflow.pair_results``, which also restores them into a tree). A study the folder holds
-complete must be built in the tree, unless ``--reopen`` names it; ``--replace`` starts the
-folder afresh.
+complete and the tree did not build is carried over (its summary, tables and figures,
+``workflow.registry``) while its config and its pair results are unchanged; ``--reopen``
+makes it pending instead, and ``--replace`` starts the folder afresh.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from typing import Any
 
 import pandas as pd
 
-from workflow import pair_results
+from workflow import pair_results, progress, registry
 from workflow.accumulate import Merged, check_one_mkl_code, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
@@ -54,17 +55,7 @@ from workflow.provenance import canonical_json
 IDENTITY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")
 RECORDS = {"base": "run.json", "extended": "extension.json"}
 JOBS = {"base": "train_history", "extended": "extend_history"}
-STUDIES = (
-    "main",
-    "noise_floor",
-    "pilot",
-    "rotated",
-    "probes",
-    "long",
-    "activation",
-    "lr_search",
-    "sensitivity",
-)
+STUDIES = registry.NAMES
 PDF_LIMIT_BYTES = 200_000
 RUN_COLUMNS = [
     *IDENTITY,
@@ -268,7 +259,7 @@ def _copy(source: Path, target: Path) -> None:
 
 
 class StudiesWouldBeLost(RuntimeError):
-    """The folder holds complete studies whose summaries the exporting tree lacks."""
+    """The folder holds complete studies that the exporting tree neither built nor can carry."""
 
 
 def studies_built(results: Path) -> list[str]:
@@ -282,24 +273,54 @@ def studies_held(folder: Path) -> list[str]:
     return read_json(provenance).get("studies_complete", []) if provenance.is_file() else []
 
 
-def refuse_dropping(
-    held: Sequence[str], complete: Sequence[str], reopened: Sequence[str] = ()
-) -> None:
-    """Refuses an export that would turn a study the folder holds complete into a pending one,
-    unless the study is ``reopened``: its results are being computed again under new code.
+def to_carry(held: Sequence[str], built: Sequence[str], reopened: Sequence[str] = ()) -> list:
+    """The studies the folder holds complete that the tree did not build and that are not
+    reopened: their summary, tables and figures are carried over from the folder."""
+    return [study for study in held if study not in built and study not in reopened]
 
-    Runs and pair results accumulate across trees, but a study's summary, tables and figures
-    come from the tree alone: a tree made by ``make restore`` holds none until it builds them.
-    """
-    lost = [study for study in held if study not in complete and study not in reopened]
+
+def study_config(config: Mapping[str, Any], study: str) -> dict[str, Any]:
+    """What a study's files depend on in the config: everything but the other studies' entries
+    (the main seeds stay: probes and sensitivity read them), the name and the machine."""
+    keep = {study, "main"}
+    studies = {name: value for name, value in config.get("studies", {}).items() if name in keep}
+    rest = {key: value for key, value in config.items() if key not in ("name", "machine")}
+    return rest | {"studies": studies}
+
+
+def refuse_dropping(lost: Sequence[str], why: str) -> None:
+    """Refuses an export that would turn a study the folder holds complete into a pending
+    one. Runs and pair results accumulate across trees; a study's summary, tables and figures
+    come from the tree, or are carried over from the folder while its pair results and config
+    are unchanged (a restored tree builds most studies in seconds, but not one that reads
+    checkpoints, such as activation's audit)."""
     if lost:
         targets = " ".join(f"build_{study}" for study in lost)
         raise StudiesWouldBeLost(
-            f"the folder holds {', '.join(lost)} complete and the tree does not: build "
+            f"the folder holds {', '.join(lost)} complete and the tree does not ({why}): build "
             f"them in the tree first (snakemake --profile profiles/local {targets}), or "
             "reopen them (--reopen, where their results are being computed anew), or start "
             "the folder afresh with --replace"
         )
+
+
+def check_carried(carried: Sequence[str], made_with: Mapping[str, Any], config) -> None:
+    """A study is carried over only under the config it was made with."""
+    changed = [s for s in carried if study_config(made_with, s) != study_config(config, s)]
+    refuse_dropping(changed, "its config changed, so it cannot be carried over")
+
+
+def carry_studies(earlier: Path, out: Path, carried: Sequence[str], config) -> None:
+    """Copies the carried studies' files, then checks that the pair results each one read
+    are all still in ``out``."""
+    if not carried:
+        return
+    for study in carried:
+        for path in registry.BY_NAME[study].files(earlier):
+            _copy(path, out / path.relative_to(earlier))
+    done = progress.study_progress(out, config, carried)
+    short = [s for s in carried if done.get(s) is not None and done[s].done < done[s].seeds]
+    refuse_dropping(short, "the pair results it read are not all in the export")
 
 
 def export(
@@ -328,15 +349,17 @@ def export(
     earlier = out.with_name(f".{out.name}.earlier")
     if earlier.exists() and not out.exists():
         earlier.rename(out)  # an export killed while writing: the folder it had set aside
-    if not replace:
-        refuse_dropping(studies_held(out), studies_built(results), reopened)
+    carried = [] if replace else to_carry(studies_held(out), studies_built(results), reopened)
+    if carried:
+        check_carried(carried, pair_results.folder_config(out), config)
     runs, checkpoints = run_tables(results, logs, segments)
     if earlier.exists():
         shutil.rmtree(earlier)
     if out.exists():
         out.rename(earlier)
     try:
-        provenance = _write(results, out, earlier, config, commit, replace, runs, checkpoints)
+        kept = None if replace else carried
+        provenance = _write(results, out, earlier, config, commit, kept, runs, checkpoints)
     except BaseException:
         if out.exists():
             shutil.rmtree(out)
@@ -354,10 +377,13 @@ def _write(
     earlier: Path,
     config: Mapping[str, Any],
     commit: str,
-    replace: bool,
+    carried: Sequence[str] | None,
     runs: pd.DataFrame,
     checkpoints: pd.DataFrame,
 ) -> dict[str, Any]:
+    """Writes ``out`` (the earlier folder set aside as ``earlier``); ``carried``: the studies
+    to carry over from it, None to start afresh (``--replace``)."""
+    replace = carried is None
     merged = (
         Merged(runs, checkpoints)
         if replace
@@ -367,8 +393,8 @@ def _write(
     )
     mkl = check_one_mkl_code(merged.runs)
     out.mkdir(parents=True)
-    complete = studies_built(results)
-    for study in complete:
+    built = studies_built(results)
+    for study in built:
         _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
     for table in sorted((results / "tables").glob("*.csv")):
         _copy(table, out / "tables" / table.name)
@@ -387,6 +413,8 @@ def _write(
         pdf = figure.with_suffix(".pdf")
         if pdf.is_file() and pdf.stat().st_size <= PDF_LIMIT_BYTES:
             _copy(pdf, out / "figures" / pdf.name)
+    carry_studies(earlier, out, carried or [], config)
+    complete = [study for study in STUDIES if study in built or study in (carried or [])]
     audit = results / "audit" / "determinism.csv"
     if audit.is_file():
         _copy(audit, out / "audit" / "determinism.csv")
@@ -402,6 +430,7 @@ def _write(
         "date": today(),
         "studies_complete": complete,
         "studies_pending": [s for s in STUDIES if s not in complete],
+        "studies_carried": list(carried or []),
         "carried_over": merged.carried,
         "dropped_earlier_runs": merged.dropped,
         "carried_over_results": len(kept),

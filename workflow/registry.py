@@ -1,0 +1,102 @@
+"""The studies, in one place: each one's question and the files it writes.
+
+The Snakefile's study targets and figures, the reference export and the progress counts read
+this list; adding a study is one entry here plus its own rules and code. A study writes
+``summary/<name>.csv``, the ``tables`` (file name patterns under ``tables/``) and the
+``figures`` (names under ``figures/``, each as PNG and PDF). The order is the one in which the
+full study accumulates them (``make full``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    question: str
+    tables: tuple[str, ...]
+    figures: tuple[str, ...]
+
+    def files(self, folder: Path) -> list[Path]:
+        """Every file of this study in a results or reference ``folder``."""
+        found = [folder / "summary" / f"{self.name}.csv"]
+        for pattern in self.tables:
+            found += sorted((folder / "tables").glob(pattern))
+        for figure in self.figures:
+            found += sorted((folder / "figures").glob(f"{figure}.*"))
+        return [path for path in found if path.is_file()]
+
+
+STUDIES = (
+    Study(
+        "main",
+        "Do S_ABC and S_BAC differ in representation (H_repr, CKA) once their behaviour is "
+        "matched, and at the common endpoint?",
+        ("main_per_seed.csv", "order_vs_noise.csv", "order_vs_noise_per_seed.csv"),
+        ("main_h_repr", "main_behaviour", "main_layer_cka", "order_vs_noise"),
+    ),
+    Study(
+        "noise_floor",
+        "Is the order effect larger than what SGD noise alone gives (same order, another data"
+        " stream)? Order effect: mean H_repr of a seed's four order pairs; noise floor: mean "
+        "of its two same-order pairs; excess: their difference, paired by seed.",
+        (
+            "noise_floor_per_seed.csv",
+            "noise_floor_decision.csv",
+            "noise_floor_trajectory.csv",
+            "noise_floor_trajectory_per_seed.csv",
+        ),
+        ("noise_floor", "noise_floor_trajectory"),
+    ),
+    Study(
+        "pilot",
+        "Does resetting the optimizer state before C, rather than preserving it, change the "
+        "residue?",
+        ("pilot_*_per_seed.csv",),
+        (),
+    ),
+    Study(
+        "rotated",
+        "Does the residue need disjoint label sets (0° vs 90°, all labels in A and B)?",
+        ("rotated_per_seed.csv",),
+        ("rotated_vs_split",),
+    ),
+    Study(
+        "probes",
+        "Can a linear readout of frozen fc1 tell the orders apart (probe accuracy of S_ABC "
+        "minus S_BAC)?",
+        ("probes_per_seed.csv",),
+        ("probe_differences",),
+    ),
+    Study(
+        "long",
+        "Does the residue persist over a longer horizon of common training?",
+        (),
+        ("long_horizon",),
+    ),
+    Study(
+        "activation",
+        "Does LeakyReLU leave less residue than ReLU at the same learning rate (Δ < 0: less "
+        "under LeakyReLU)?",
+        ("activation_audit.csv",),
+        ("activation",),
+    ),
+    Study(
+        "lr_search",
+        "Which learning rate keeps LeakyReLU finite?",
+        (),
+        ("lr_search",),
+    ),
+    Study(
+        "sensitivity",
+        "Do the choices the protocol leaves open move the residue? Each variant's runs and "
+        "each matching rule against the default, paired by seed.",
+        ("sensitivity_per_seed.csv", "variant_*_per_seed.csv"),
+        ("sensitivity",),
+    ),
+)
+BY_NAME = {study.name: study for study in STUDIES}
+NAMES = tuple(BY_NAME)
