@@ -17,9 +17,8 @@ from workflow.decision import (
     decide,
     detectable_excess,
 )
+from workflow.noise_floor import noise_floor_decision, per_seed_trajectory, trajectory_summary
 from workflow.stats import Bootstrap
-from workflow.studies import noise_floor_decision
-from workflow.trajectory import per_seed_trajectory, trajectory_summary
 
 FLOOR = np.full(50, 0.15)  # margin 0.015 at margin_rel 0.1
 

@@ -396,7 +396,7 @@ def test_bootstrap_settings_reject_wrong_types(bad: dict) -> None:
 
 def test_no_statistic_defaults_its_settings() -> None:
     """Resamples, seed, level and alpha come from the caller (the config), never a default."""
-    from workflow import studies, summary
+    from workflow import noise_floor, studies, summary
 
     functions = [
         bootstrap_ci,
@@ -406,7 +406,7 @@ def test_no_statistic_defaults_its_settings() -> None:
         summary.summarize,
         studies.pilot_summary,
         studies.long_summary,
-        studies.noise_floor_summary,
+        noise_floor.noise_floor_summary,
         studies.activation_summary,
         studies.probes_summary,
     ]

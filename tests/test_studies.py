@@ -13,15 +13,13 @@ import pandas as pd
 import pytest
 
 from workflow import studies
+from workflow.noise_floor import is_order_pair, noise_floor_summary, noise_floor_table
 from workflow.stats import Bootstrap, describe, paired_tests, tost
 from workflow.studies import (
     activation_summary,
     at_update,
-    is_order_pair,
     long_summary,
     lr_search_table,
-    noise_floor_summary,
-    noise_floor_table,
     ok_rows,
     per_seed_differences,
     pilot_summary,

@@ -1,5 +1,6 @@
-"""Study-specific tables built from pair comparisons: pilot, long, noise floor, activation,
-stability search and probes. Torch-free; statistics come from ``workflow.stats``.
+"""Study-specific tables built from pair comparisons: pilot, long, activation, stability
+search and probes (the noise floor's are in ``workflow.noise_floor``). Torch-free; statistics
+come from ``workflow.stats``.
 
 Every table keeps its counts: a seed excluded for divergence, a missing match or an undefined
 value is counted in the row it is missing from, never dropped silently.
@@ -12,10 +13,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from workflow.decision import decide
 from workflow.probe_columns import PROBE_COLUMNS, PROBE_PER_SEED_COLUMNS  # noqa: F401
 from workflow.stats import Bootstrap, paired_tests, tost
-from workflow.summary import STATISTICS, TEST_COLUMNS, endpoints, stat_row, status_counts
+from workflow.summary import STATISTICS, TEST_COLUMNS, stat_row, status_counts
 
 
 def ok_rows(comparisons: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -106,73 +106,6 @@ def long_summary(
             n_diverged=n_diverged,
         )
     )
-    return pd.DataFrame(rows)
-
-
-def is_order_pair(pair: str) -> bool:
-    """Whether a pair name of the noise floor's square ("ABC_BACr": S_ABC on stream 0 and
-    S_BAC on the replicate stream) joins the two orders, rather than one order's replicates."""
-    first, second = pair.split("_")
-    return first.rstrip("r") != second.rstrip("r")
-
-
-def noise_floor_table(
-    pairs: dict[str, pd.DataFrame], matches: pd.DataFrame, common_endpoint: int
-) -> pd.DataFrame:
-    """Per seed and endpoint: H_repr of every pair of the seed's square (``h_<pair>``), the
-    order effect ``h_order`` (mean over the order pairs), the noise floor ``h_floor`` (mean
-    over the same-order pairs) and ``excess`` = h_order - h_floor. The endpoints are the
-    stream-0 pair's matched checkpoint and the common one, the same update for every pair."""
-    order_pairs = [pair for pair in pairs if is_order_pair(pair)]
-    floor_pairs = [pair for pair in pairs if not is_order_pair(pair)]
-    if not order_pairs or not floor_pairs:
-        raise ValueError(f"the square needs order and same-order pairs, got {list(pairs)}")
-    rows = []
-    for match in matches.itertuples(index=False):
-        for endpoint, update in endpoints(match, common_endpoint):
-            row = {"seed": match.seed, "endpoint": endpoint, "update": update}
-            diverged = match.status == "diverged" or any(
-                (t.loc[t["seed"] == match.seed, "pair_status"] != "ok").any()
-                for t in pairs.values()
-            )
-            if diverged:
-                row["status"] = "diverged"
-            elif update is None or pd.isna(update):
-                row["status"] = "unmatched"
-            else:
-                row["status"] = "ok"
-                for pair, table in pairs.items():
-                    row[f"h_{pair}"] = at_update(table, int(update), "h_repr")[match.seed]
-                row["h_order"] = np.mean([row[f"h_{pair}"] for pair in order_pairs])
-                row["h_floor"] = np.mean([row[f"h_{pair}"] for pair in floor_pairs])
-                row["excess"] = row["h_order"] - row["h_floor"]
-            rows.append(row)
-    columns = ["seed", "endpoint", "update", "status", "excess", "h_order", "h_floor"]
-    columns += [f"h_{pair}" for pair in pairs]
-    return pd.DataFrame(rows).reindex(columns=columns).astype({"update": "Int64"})
-
-
-def noise_floor_summary(per_seed: pd.DataFrame, bootstrap: Bootstrap) -> pd.DataFrame:
-    """Statistics of the excess (paired tests against zero), the order effect, the floor and
-    each pair of the square, per endpoint."""
-    metrics = [column for column in per_seed.columns if column in ("excess", "h_order")]
-    metrics += [
-        column for column in per_seed.columns if column.startswith("h_") and column not in metrics
-    ]
-    rows = []
-    for endpoint, group in per_seed.groupby("endpoint", sort=False):
-        ok, counts = group[group["status"] == "ok"], status_counts(group)
-        for metric in metrics:
-            rows.append(
-                stat_row(
-                    ok[metric],
-                    bootstrap,
-                    signed=metric == "excess",
-                    endpoint=endpoint,
-                    metric=metric,
-                    **counts,
-                )
-            )
     return pd.DataFrame(rows)
 
 
@@ -393,17 +326,3 @@ def per_seed_differences(rows: pd.DataFrame, primary_seed: int) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(out, columns=PROBE_PER_SEED_COLUMNS)
-
-
-def noise_floor_decision(per_seed: pd.DataFrame, rule: dict, primary: str) -> pd.DataFrame:
-    """The pre-registered verdict (``workflow.decision``) at each endpoint of the noise floor's
-    per-seed table, with its power line; ``primary`` names the endpoint the verdict is read at,
-    ``rule`` is ``studies.noise_floor.decision``."""
-    rows = []
-    for endpoint, group in per_seed.groupby("endpoint", sort=False):
-        ok = group[group["status"] == "ok"]
-        found = decide(
-            ok["excess"], ok["h_floor"], rule["margin_rel"], rule["alpha"], rule["power"]
-        )
-        rows.append({"endpoint": endpoint, "primary": endpoint == primary, **found.as_dict()})
-    return pd.DataFrame(rows)

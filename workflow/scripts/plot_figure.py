@@ -8,8 +8,8 @@ from workflow import figures
 from workflow.artifacts import read_csv, read_json
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.noise_floor import matched_updates
 from workflow.stats import Bootstrap
-from workflow.trajectory import matched_updates
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 # A figure's params hold only the settings it draws from (rules/figures.smk): none for lr_search.

@@ -4,8 +4,8 @@ each seed's square of runs, at the stream-0 pair's matched checkpoint and the co
 from workflow.artifacts import read_csv, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.noise_floor import noise_floor_decision, noise_floor_summary, noise_floor_table
 from workflow.stats import Bootstrap
-from workflow.studies import noise_floor_decision, noise_floor_summary, noise_floor_table
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 stats = smk.params.config["statistics"]

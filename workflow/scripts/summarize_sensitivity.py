@@ -4,6 +4,7 @@ default runs of the same seeds, and each matching rule re-applied to the main co
 from workflow.artifacts import read_csv, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.noise_floor import noise_floor_table
 from workflow.sensitivity import (
     METRICS,
     MatchRule,
@@ -14,7 +15,6 @@ from workflow.sensitivity import (
     with_noise_floor,
 )
 from workflow.stats import Bootstrap
-from workflow.studies import noise_floor_table
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config

@@ -4,8 +4,8 @@ per seed and over seeds, from each seed's square of pairs."""
 from workflow.artifacts import write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.noise_floor import per_seed_trajectory, trajectory_summary
 from workflow.stats import Bootstrap
-from workflow.trajectory import per_seed_trajectory, trajectory_summary
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 bootstrap = Bootstrap.from_config(smk.params.config["statistics"])
