@@ -4,7 +4,7 @@ The sensitivity summary (``workflow.sensitivity``) in a sentence per reading: ho
 moves from the default, paired by seed, at each endpoint, and how the matching itself moves
 (matched seeds, matched update). A shift counts as a move when its paired bootstrap CI
 excludes zero; from fewer than two seeds nothing is judged. Written from the summary whatever
-it shows, like every generated section of the README.
+it shows, like every generated results page.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ from typing import Any
 import pandas as pd
 
 from workflow.markdown import interval, number, p_value, unrejected
+from workflow.phrases import say, text
 from workflow.summary import endpoint_label
 
 DEFAULT_ARM = "default"
-# The variants of config.yaml; a variant added by config alone is named by its key.
-VARIANT_TEXT = {
-    "raw_input": "Raw pixels in [0, 1] instead of the MNIST mean/std normalisation",
-    "fixed_c_order": "C in the same order at every pass instead of reshuffled at each",
-}
+# A figure's tick labels (the sentences are in workflow/templates/phrases.yaml, "choices"); a
+# variant added by config alone is named by its key.
 VARIANT_LABEL = {"raw_input": "raw pixels in [0, 1]", "fixed_c_order": "same C order every pass"}
 # workflow.sensitivity.rule_name, read back.
 RULE_NAME = re.compile(
@@ -31,13 +29,7 @@ RULE_NAME = re.compile(
 )
 
 
-# How each change of a matching rule from the config's reads, in a sentence and as a label.
-RULE_SENTENCE = {
-    "gap": "an accuracy gap of at most {value:g} pp (default {default:g})",
-    "acc": "both accuracies at least {value:g}% (default {default:g}%)",
-    "grid": "only the checkpoints at multiples of {value:,} updates",
-    "persist": "a match that holds at {value} consecutive checkpoints",
-}
+# How each change of a matching rule from the config's reads as a label.
 RULE_LABEL = {
     "gap": "gap ≤ {value:g} pp",
     "acc": "accuracy ≥ {value:g}%",
@@ -71,11 +63,12 @@ def _rule_changes(
 def reading(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
     """What a reading changes, against the config's ``matching`` section for the rules."""
     if analysis != "matching":
-        return VARIANT_TEXT.get(arm, f"The variant `{arm}` (config `variants.{arm}`)")
-    changes = _rule_changes(arm, matching, RULE_SENTENCE)
+        variants = text("choices.variants")
+        return variants[arm] if arm in variants else say("choices.variant", arm=arm)
+    changes = _rule_changes(arm, matching, text("choices.rules"))
     if changes is None:
-        return f"The matching rule `{arm}`"
-    return "Matching with " + (" and ".join(changes) or "the default rule")
+        return say("choices.rule", arm=arm)
+    return say("choices.matching", changes=" and ".join(changes) or say("choices.default_rule"))
 
 
 def reading_label(analysis: str, arm: str, matching: Mapping[str, Any]) -> str:
@@ -98,24 +91,24 @@ def shift(row: pd.Series, alpha: float) -> str:
     ``alpha`` says so."""
     n = int(row["n"])
     if n == 0:
-        return "cannot be compared (no seed has a value under both)"
+        return say("choices.no_seed")
     if n == 1:
-        return f"is known for one seed only ({number(row['mean'])}), too few to judge"
-    text = f"{interval(row)}, paired t p = {p_value(row['p_t'])}"
+        return say("choices.one_seed", value=number(row["mean"]))
+    shown = say("choices.difference", value=interval(row), p=p_value(row["p_t"]))
     if not moves(row):
-        return f"does not move detectably ({text}; the CI includes 0)"
+        return say("choices.still", text=shown)
     if caveat := unrejected(row, alpha, t_shown=True):
-        text += f"; {caveat}"
-    return f"rises ({text})" if row["ci_low"] > 0 else f"falls ({text})"
+        shown += f"; {caveat}"
+    return say("choices.rises" if row["ci_low"] > 0 else "choices.falls", text=shown)
 
 
 def later(row: pd.Series) -> str:
     """How much later a reading matches than the default, on average over seeds."""
     mean = float(row["mean"])
     if mean == 0:
-        return "at the default's update on average"
+        return say("choices.same_update")
     side = "later" if mean > 0 else "earlier"
-    return f"{number(abs(mean), 0)} updates {side} than the default on average"
+    return say("choices.later", updates=number(abs(mean), 0), side=side)
 
 
 def sentence_case(text: str) -> str:
@@ -148,22 +141,29 @@ def reading_sentence(
             continue
         moved |= moves(row)
         clauses.append(
-            f"at the {endpoint_label(endpoint)} ({int(row['n'])} of {int(row['n_seeds'])} "
-            f"seeds) H_repr {shift(row, alpha)}"
+            say(
+                "choices.clause",
+                endpoint=endpoint_label(endpoint),
+                n=int(row["n"]),
+                seeds=int(row["n_seeds"]),
+                shift=shift(row, alpha),
+            )
         )
-    text = f"**{reading(analysis, arm, matching)}**: " + "; ".join(clauses) + "."
+    sentence = say(
+        "choices.sentence", reading=reading(analysis, arm, matching), clauses="; ".join(clauses)
+    )
     mine = _one(_rows(summary, analysis, arm, ""), "matched", "h_repr")
     base = _one(_rows(summary, analysis, DEFAULT_ARM, ""), "matched", "h_repr")
     update = _one(differences, "matched", "update")
     if mine is not None and base is not None:
-        text += (
-            f" It matches {_matched_seeds(mine)} of {int(mine['n_seeds'])} seeds "
-            f"(default: {_matched_seeds(base)})"
+        sentence += say(
+            "choices.matches",
+            matched=_matched_seeds(mine),
+            seeds=int(mine["n_seeds"]),
+            default=_matched_seeds(base),
+            later=f", {later(update)}" if update is not None and int(update["n"]) >= 1 else "",
         )
-        if update is not None and int(update["n"]) >= 1:
-            text += f", {later(update)}"
-        text += "."
-    return text, moved
+    return sentence, moved
 
 
 def choices_text(summary: pd.DataFrame, matching: Mapping[str, Any], alpha: float) -> str:
@@ -176,15 +176,14 @@ def choices_text(summary: pd.DataFrame, matching: Mapping[str, Any], alpha: floa
         sentences.append(f"- {sentence}")
         if moved:
             moving.append(sentence_case(reading(analysis, arm, matching)))
-    answer = (
-        f"Of {len(arms)} readings, {len(moving)} {'moves' if len(moving) == 1 else 'move'} "
-        "H_repr at some endpoint (paired CI "
-        "excluding 0)" + (f": {'; '.join(moving)}." if moving else ".")
+    answer = say(
+        "choices.answer",
+        readings=len(arms),
+        moving=len(moving),
+        verb="moves" if len(moving) == 1 else "move",
+        which=f": {'; '.join(moving)}." if moving else ".",
     )
     floor = _one(_rows(summary, "variant", DEFAULT_ARM, ""), "matched", "h_floor")
     if floor is not None and int(floor["n"]) >= 1:
-        answer += (
-            " For scale, the default runs' same-order noise floor at the matched checkpoint is "
-            f"{interval(floor)} ({int(floor['n'])} seeds)."
-        )
+        answer += say("choices.scale", value=interval(floor), n=int(floor["n"]))
     return "\n".join([answer, "", *sentences])

@@ -1,10 +1,12 @@
-"""Numbers and tables as the README's generated sections print them."""
+"""Numbers and tables as the results pages print them (the words: ``workflow.phrases``)."""
 
 from __future__ import annotations
 
 import math
 
 import pandas as pd
+
+from workflow.phrases import say
 
 
 def number(value: float, digits: int = 4) -> str:
@@ -43,9 +45,11 @@ def pick(summary: pd.DataFrame, **where) -> pd.Series:
 
 
 def tests_text(row: pd.Series) -> str:
-    return (
-        f"paired t p = {p_value(row['p_t'])}, Wilcoxon p = {p_value(row['p_wilcoxon'])}, "
-        f"d_z = {number(row['d_z'], 2)}"
+    return say(
+        "tests.paired",
+        p_t=p_value(row["p_t"]),
+        p_wilcoxon=p_value(row["p_wilcoxon"]),
+        d_z=number(row["d_z"], 2),
     )
 
 
@@ -57,15 +61,15 @@ def unrejected(row: pd.Series, alpha: float, t_shown: bool = False) -> str:
     if not (row["ci_low"] > 0 or row["ci_high"] < 0):
         return ""
     tests = []
-    for name, column in (("paired t-test", "p_t"), ("Wilcoxon test", "p_wilcoxon")):
+    for name, column in (("tests.t_name", "p_t"), ("tests.wilcoxon_name", "p_wilcoxon")):
         p = float(row[column]) if column in row else math.nan
         if math.isfinite(p) and p >= alpha:
             shown = t_shown and column == "p_t"
-            tests.append(f"the {name}" + ("" if shown else f" (p = {p_value(p)})"))
+            tests.append(say(name) if shown else say("tests.with_p", name=say(name), p=p_value(p)))
     if not tests:
         return ""
     verb = "does" if len(tests) == 1 else "do"
-    return f"{' and '.join(tests)} {verb} not reject at the {alpha:.0%} level"
+    return say("tests.unrejected", tests=" and ".join(tests), verb=verb, level=f"{alpha:.0%}")
 
 
 def verdict(row: pd.Series, above: str, inside: str, below: str) -> str:
