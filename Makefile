@@ -82,8 +82,7 @@ reference: $(VENV)/installed
 	$(BIN)/python -m workflow.reference export --tree $(TREE) \
 	    $(if $(CONFIG),--configfile $(CONFIG)) $(if $(REPLACE),--replace) \
 	    $(foreach study,$(REOPEN),--reopen $(study))
-	if grep -q "results:begin reference/$(NAME) " README.md; then \
-	    $(BIN)/python -m workflow.headlines reference/$(NAME) README.md; fi
+	$(BIN)/python -m workflow.results_page reference/$(NAME)
 
 # Copy the pair results (comparisons, probes, search traces) that reference/<config name>/ holds
 # and the tree lacks into results/<config name>/, where this code and config would make them

@@ -1,4 +1,4 @@
-"""The reference exporter and the README's generated results section."""
+"""The reference exporter and each study's generated results text."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from workflow import headlines, pair_results, reference
+from workflow import headlines, pair_results, reference, results_page
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -213,24 +213,6 @@ def test_an_untried_rate_shows_no_trace_count() -> None:
     ]
 
 
-def test_section_replaces_only_its_own_marked_block() -> None:
-    full, cuda = Path("reference/full"), Path("reference/cuda")
-    (begin, end), (other_begin, other_end) = headlines.markers(full), headlines.markers(cuda)
-    other = f"{other_begin}\nkept\n{other_end}\n"
-    readme = f"intro\n{begin}\nold\n{end}\n{other}outro\n"
-    new = headlines.replace_section(readme, f"{begin}\nnew\n{end}", full)
-    assert new == f"intro\n{begin}\nnew\n{end}\n{other}outro\n"
-    with pytest.raises(ValueError, match="markers"):
-        headlines.replace_section("no markers", "x", full)
-
-
-@pytest.mark.parametrize("folder", ["reference/full", "reference/cuda"])
-def test_readme_results_section_matches_the_reference_folder(folder: str) -> None:
-    """The README's numbers are the reference's: regenerate them and compare."""
-    readme = REPO / "README.md"
-    assert headlines.main([folder, str(readme), "--check"]) == 0
-
-
 def test_reference_folder_is_consistent() -> None:
     """Every complete study has its summary; every run's checkpoints are listed with digests;
     the config recorded is the repository's full config."""
@@ -270,7 +252,7 @@ def test_the_smoke_reference_sections_render_every_complete_study() -> None:
     folder = REPO / "reference" / "smoke"
     prov = read_json(folder / "provenance.json")
     assert "sensitivity" in prov["studies_complete"]
-    text = headlines.section(folder)
+    text, _ = results_page.render(folder, [])
     assert "H_repr minus default" in text and "raw_input" in text
 
 
