@@ -52,12 +52,13 @@ SUMMARIES = list(registry.NAMES)
 rule all:
     input:
         expand(f"{RESULTS}/summary/{{study}}.csv", study=SUMMARIES),
+        [f"{RESULTS}/tables/{t}" for s in registry.STUDIES for t in s.named_tables()],
         expand(f"{RESULTS}/figures/{{name}}.{{ext}}", name=FIGURES, ext=["png", "pdf"]),
         f"{RESULTS}/audit/determinism.csv",
         rules.describe_config.output.about,
 
 
-# A target per study: its summary and its figures (`make full` builds them study by study).
+# A target per study: its summary, tables and figures (`make full` builds them study by study).
 for study in SUMMARIES:
 
     rule:
@@ -65,5 +66,6 @@ for study in SUMMARIES:
             f"build_{study}"
         input:
             f"{RESULTS}/summary/{study}.csv",
+            [f"{RESULTS}/tables/{t}" for t in registry.BY_NAME[study].named_tables()],
             [figure_rule_output(name) for name in STUDY_FIGURES[study]],
         localrule: True

@@ -106,11 +106,11 @@ rule summarize_noise_floor:
         matches=f"{RESULTS}/noise_floor/matches.csv",
     output:
         summary=report(
-            expand(SUMMARY, study="noise_floor"),
+            SUMMARY.format(study="noise_floor"),
             caption="../workflow/report/noise_floor.rst",
             category="Summaries",
         ),
-        per_seed=expand(PER_SEED, study="noise_floor"),
+        per_seed=PER_SEED.format(study="noise_floor"),
         decision=report(
             f"{RESULTS}/tables/noise_floor_decision.csv",
             caption="../workflow/report/noise_floor_decision.rst",
@@ -124,6 +124,33 @@ rule summarize_noise_floor:
     params:
         pairs=list(noise_floor_pairs()),
         config=slice_config("statistics", "studies.noise_floor"),
+        segments=BASE_SEGMENT,
+        code=code("summarize_noise_floor"),
+    script:
+        adapter("summarize_noise_floor")
+
+
+# The main study's own seeds against their noise floor, at its two endpoints: the published 20
+# seeds' reading, which the noise floor study extends.
+rule summarize_order_vs_noise:
+    input:
+        **noise_floor_pairs(STUDIES["main"]["seeds"]),
+        matches=f"{RESULTS}/main/matches.csv",
+    output:
+        summary=report(
+            f"{RESULTS}/tables/order_vs_noise_endpoints.csv",
+            caption="../workflow/report/noise_floor.rst",
+            category="Summaries",
+        ),
+        per_seed=f"{RESULTS}/tables/order_vs_noise_endpoints_per_seed.csv",
+    log:
+        f"{LOGS}/main/summarize_order_vs_noise.log",
+    localrule: True
+    conda:
+        "../envs/histres.yaml"
+    params:
+        pairs=list(noise_floor_pairs()),
+        config=STATISTICS,
         segments=BASE_SEGMENT,
         code=code("summarize_noise_floor"),
     script:

@@ -20,6 +20,10 @@ class Study:
     tables: tuple[str, ...]
     figures: tuple[str, ...]
 
+    def named_tables(self) -> list[str]:
+        """The tables named outright (not by a pattern): targets a rule can be asked for."""
+        return [table for table in self.tables if "*" not in table]
+
     def files(self, folder: Path) -> list[Path]:
         """Every file of this study in a results or reference ``folder``."""
         found = [folder / "summary" / f"{self.name}.csv"]
@@ -35,7 +39,13 @@ STUDIES = (
         "main",
         "Do S_ABC and S_BAC differ in representation (H_repr, CKA) once their behaviour is "
         "matched, and at the common endpoint?",
-        ("main_per_seed.csv", "order_vs_noise.csv", "order_vs_noise_per_seed.csv"),
+        (
+            "main_per_seed.csv",
+            "order_vs_noise.csv",
+            "order_vs_noise_per_seed.csv",
+            "order_vs_noise_endpoints.csv",
+            "order_vs_noise_endpoints_per_seed.csv",
+        ),
         ("main_h_repr", "main_behaviour", "main_layer_cka", "order_vs_noise"),
     ),
     Study(
