@@ -38,12 +38,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workflow.config import load_config  # noqa: E402
-from workflow.determinism import configure_torch  # noqa: E402
-from workflow.environment import isa_caps  # noqa: E402
-from workflow.heap import HEAP_ENVIRONMENT  # noqa: E402
 from workflow.images import normalize  # noqa: E402
 from workflow.kernels import fused_forward  # noqa: E402
-from workflow.mkl import mkl_preload  # noqa: E402
+from workflow.machine.caps import isa_caps  # noqa: E402
+from workflow.machine.determinism import configure_torch  # noqa: E402
+from workflow.machine.heap import HEAP_ENVIRONMENT  # noqa: E402
+from workflow.machine.mkl import mkl_preload  # noqa: E402
 from workflow.model import HistoryNet, ModelSpec, build_model  # noqa: E402
 from workflow.train import (  # noqa: E402
     TrainingData,

@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from workflow.heap import HEAP_ENVIRONMENT  # noqa: E402
+from workflow.machine.heap import HEAP_ENVIRONMENT  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -34,7 +34,7 @@ def rss_mb() -> float:
 def measure(updates: int) -> None:
     import torch
 
-    from workflow.determinism import configure_torch
+    from workflow.machine.determinism import configure_torch
     from workflow.model import ModelSpec, build_model
     from workflow.train import TrainingData, TrainSettings, train_history
 

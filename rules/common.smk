@@ -5,27 +5,20 @@ from pathlib import Path
 
 from workflow.artifacts import read_json
 from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
-from workflow.blas import blas_caps
-from workflow.environment import cpu_flags, isa_caps
-from workflow.heap import HEAP_ENVIRONMENT
-from workflow.mkl import mkl_preload
+from workflow.machine import check_machine
 from workflow.identity import RunId, lr_text
 from workflow import slices
 from workflow.slices import sorted_keys
 from workflow.provenance import code_version, workflow_version
 
-# Every job inherits these before its Python starts (see workflow.heap).
-for key, value in HEAP_ENVIRONMENT.items():
-    os.environ.setdefault(key, value)
-
 # Stops before any job, naming the offending key.
 validate_config(config)
 
-# Every job takes the code path of machine.cpu_isa (workflow.environment.isa_caps, and numpy's
-# OpenBLAS kernels: workflow.blas) and runs the MKL kernels of machine.mkl_cpu (workflow.mkl).
-os.environ.update(isa_caps(config["machine"]["cpu_isa"], os.environ))
-os.environ.update(blas_caps(config["machine"]["cpu_isa"], os.environ, cpu_flags()))
-os.environ.update(mkl_preload(config["machine"]["mkl_cpu"], os.environ))
+# Every job that computes sets up its machine itself, first thing (workflow.machine.enter_job:
+# the code path of machine.cpu_isa, the MKL code of machine.mkl_cpu, torch's determinism), so
+# parsing compiles, writes and exports nothing; it only refuses, before any job, an environment
+# whose variables clash with machine.cpu_isa.
+check_machine(config["machine"], os.environ)
 
 # Each config writes to its own roots (its `name`), so results of the small and the full config
 # live side by side; a rule's benchmark TSV sits beside its log.

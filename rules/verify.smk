@@ -1,7 +1,7 @@
 # Verification against reference/<config name>/: retrain the named runs in fresh processes and
 # compare every checkpoint digest with the reference's (`make verify SEEDS=101`).
 
-from workflow.environment import machine_identity
+from workflow.machine import job_identity
 from workflow.provenance import package_versions
 from workflow.reference import training_config
 from workflow.verify import verification_inputs
@@ -37,7 +37,7 @@ rule verify_run:
         # A new torch or numpy can change the bits: retrain rather than reuse an old rerun.
         packages=package_versions(("torch", "numpy")),
         # So does another CPU, a variable that caps its instruction set, or MKL's code.
-        machine=machine_identity(),
+        machine=job_identity(config["machine"]),
         mkl_cpu=config["machine"]["mkl_cpu"],
         code=code("verify_run"),
     script:

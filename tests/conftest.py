@@ -11,7 +11,7 @@ def deterministic_torch():
     and the caller's torch settings back afterwards."""
     import torch
 
-    from workflow.determinism import configure_torch
+    from workflow.machine.determinism import configure_torch
 
     previous = (
         torch.get_num_threads(),

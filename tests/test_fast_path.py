@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from workflow import kernels
-from workflow.cbuild import BuildError
-from workflow.determinism import configure_torch
+from workflow.machine.cbuild import BuildError
+from workflow.machine.determinism import configure_torch
 from workflow.model import HistoryNet, ModelSpec, build_model
 from workflow.train import TrainingData, TrainSettings, train_history
 

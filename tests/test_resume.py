@@ -7,7 +7,7 @@ import dataclasses
 import torch
 
 from tests.test_train import DATA, SETTINGS, _fresh_model, _states_equal
-from workflow.determinism import configure_torch
+from workflow.machine.determinism import configure_torch
 from workflow.model import ModelSpec, build_model, model_state
 from workflow.train import train_history
 

@@ -426,7 +426,7 @@ def test_verify_passes_on_a_fresh_reference_and_names_a_tampered_checkpoint(tmp_
 def capped_capability(config: dict) -> str:
     """The capability torch dispatches to in a job of ``config`` (a fresh process, since the
     caps act when torch loads)."""
-    from workflow.environment import isa_caps
+    from workflow.machine.caps import isa_caps
 
     caps = isa_caps(config["machine"]["cpu_isa"], os.environ)
     return subprocess.run(
@@ -447,8 +447,8 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     unless machine.mkl_cpu chooses it, reference/cross-checks/cpu-intel-amx-2026-12-02);
     elsewhere the report must name what differs."""
     from workflow.accumulate import mkl_code
-    from workflow.environment import cpu_model
-    from workflow.mkl import mkl_preload
+    from workflow.machine.environment import cpu_model
+    from workflow.machine.mkl import steers_mkl
 
     workdir = copy_repo(tmp_path)
     shutil.copytree(REPO / "reference" / "smoke", workdir / "reference" / "smoke")
@@ -456,7 +456,7 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     env = provenance["environment"]
     config = load_config([REPO / "config.yaml", REPO / "config/smoke.yaml"])
     chosen = config["machine"]["mkl_cpu"]
-    jobs_mkl = chosen if mkl_preload(chosen, {}) else mkl_code(cpu_model(), None)
+    jobs_mkl = chosen if steers_mkl(chosen) else mkl_code(cpu_model(), None)
     import torch
 
     same_path = (

@@ -25,7 +25,7 @@ import yaml
 from workflow import pair_results, reference
 from workflow.artifacts import load_checkpoint, save_checkpoint
 from workflow.config import load_config
-from workflow.environment import cpu_flags
+from workflow.machine.environment import cpu_flags
 from workflow.status import job_counts as planned_jobs
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from workflow.environment import cpu_model
+from workflow.machine.environment import cpu_model
 
 KEY = "config key training.device"
 DEVICES = "cpu, cuda, cuda:N or mps"

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from workflow.cbuild import build, cache_folder, compiler
+from workflow.machine.cbuild import build, cache_folder, compiler
 
 SOURCE = Path(__file__).with_suffix(".c")
 # IEEE float32 in source order: no fused multiply-add contraction, no fast-math.

@@ -49,7 +49,8 @@ from workflow import pair_results, progress, registry
 from workflow.accumulate import Merged, check_one_mkl_code, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
-from workflow.environment import isa_caps, machine_environment, today
+from workflow.machine.caps import isa_caps
+from workflow.machine.environment import machine_environment, today
 from workflow.provenance import canonical_json
 
 IDENTITY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from workflow.determinism import configure_torch
 from workflow.identity import RunId
 from workflow.images import normalize, rotated_copies
 from workflow.mnist import MnistArrays, load_npz
@@ -36,8 +35,8 @@ def training_data(arrays: MnistArrays, protocol: str, config: dict) -> TrainingD
 
 
 def start_training(run: RunId, config: dict, mnist: str) -> tuple[TrainingData, HistoryNet]:
-    """A training job's torch set-up, its run's data and its initial model."""
-    configure_torch(config["training"]["torch_threads"])
+    """A training job's data and initial model (its torch set-up is the job's first call,
+    workflow.machine.enter_job)."""
     arrays = load_npz(Path(mnist), expected=config["data"]["digests"])
     spec = ModelSpec.from_config({**config["model"], "activation": run.act})
     return training_data(arrays, run.protocol, config), build_model(run.seed, spec)

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from workflow.artifacts import save_checkpoint, write_json
-from workflow.environment import run_machine
+from workflow.machine.environment import run_machine
 from workflow.model import model_state
 from workflow.provenance import canonical_json, record
 from workflow.resume import ResumeState, ResumeStore

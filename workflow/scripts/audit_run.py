@@ -1,5 +1,13 @@
 """Snakemake adapter: retrain one run in this fresh process and compare every checkpoint digest."""
 
+# ruff: noqa: E402 (the imports after the set-up load numpy and torch)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy and torch load: the machine.* settings act when they load.
+enter_job(smk.config["machine"], torch_threads=smk.params.config["training"]["torch_threads"])
+
 import pandas as pd
 
 from workflow.artifacts import load_checkpoint, write_csv
@@ -8,7 +16,6 @@ from workflow.joblog import job_log
 from workflow.runs import start_training
 from workflow.train import TrainSettings, train_history
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(smk.wildcards)
 settings = TrainSettings.from_config(

@@ -4,6 +4,14 @@ The rule names the two runs (``params.first`` / ``params.second``: run identitie
 their dumps and checkpoints as ``dumps_first`` ... ``checkpoints_second``.
 """
 
+# ruff: noqa: E402 (the imports after the set-up load numpy)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy loads: OpenBLAS reads machine.cpu_isa's cap when it loads.
+enter_job(smk.config["machine"])
+
 from workflow.artifacts import (
     ArtifactError,
     load_checkpoint,
@@ -17,7 +25,6 @@ from workflow.dumps import read_dump
 from workflow.joblog import job_log
 from workflow.provenance import record
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 runs = {"first": smk.params.first, "second": smk.params.second}
 
 with job_log(smk.log[0]) as log:

@@ -1,11 +1,18 @@
 """Snakemake adapter: evaluate every checkpoint of one run segment and write its Parquet dumps."""
 
+# ruff: noqa: E402 (the imports after the set-up load numpy and torch)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy and torch load: the machine.* settings act when they load.
+enter_job(smk.config["machine"], torch_threads=smk.params.config["training"]["torch_threads"])
+
 from pathlib import Path
 
 import torch
 
 from workflow.artifacts import load_checkpoint, write_parquet
-from workflow.determinism import configure_torch
 from workflow.dump import empty_table, evaluate, layer_widths
 from workflow.identity import RunId
 from workflow.images import evaluation_data
@@ -25,12 +32,10 @@ TRAINED_WITH = (
     "device",
 )
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(smk.wildcards)
 
 with job_log(smk.log[0]) as log:
-    configure_torch(cfg["training"]["torch_threads"])
     device = torch.device(cfg["training"]["device"])
     arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
     images, labels, layout = evaluation_data(arrays, run.protocol, cfg)

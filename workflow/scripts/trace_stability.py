@@ -1,12 +1,19 @@
 """Snakemake adapter: one short trace of the stability search (phases 1-2 plus a few C updates)."""
 
+# ruff: noqa: E402 (the imports after the set-up load numpy and torch)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy and torch load: the machine.* settings act when they load.
+enter_job(smk.config["machine"], torch_threads=smk.params.config["training"]["torch_threads"])
+
 from workflow.artifacts import write_json
 from workflow.joblog import job_log
 from workflow.provenance import record
 from workflow.runs import RunId, start_training
 from workflow.train import TrainSettings, train_history
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(
     {

@@ -5,6 +5,14 @@ The rule says which: ``params.segment`` is "base" (from the initial weights) or 
 from its own spare state when an earlier try was killed.
 """
 
+# ruff: noqa: E402 (the imports after the set-up load numpy and torch)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy and torch load: the machine.* settings act when they load.
+enter_job(smk.config["machine"], torch_threads=smk.params.config["training"]["torch_threads"])
+
 from pathlib import Path
 
 from workflow.joblog import job_log
@@ -12,7 +20,6 @@ from workflow.runs import RunId, start_training
 from workflow.segment import SegmentJob, train_segment
 from workflow.train import TrainSettings
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(smk.wildcards)
 segment = smk.params.segment

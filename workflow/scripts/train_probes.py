@@ -1,11 +1,18 @@
 """Snakemake adapter: frozen fc1 linear probes for both networks of one main-study seed."""
 
+# ruff: noqa: E402 (the imports after the set-up load numpy and torch)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy and torch load: the machine.* settings act when they load.
+enter_job(smk.config["machine"], torch_threads=smk.params.config["training"]["torch_threads"])
+
 from pathlib import Path
 
 import torch
 
 from workflow.artifacts import load_checkpoint, write_csv, write_json
-from workflow.determinism import configure_torch
 from workflow.images import evaluation_data, normalize
 from workflow.joblog import job_log
 from workflow.mnist import load_npz
@@ -14,13 +21,11 @@ from workflow.probes import ProbeSettings, probe_pair
 from workflow.provenance import record
 from workflow.tasks import first_per_digit
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 seed = int(smk.wildcards.seed)
 settings = ProbeSettings.from_config(smk.params.probes)
 
 with job_log(smk.log[0]) as log:
-    configure_torch(cfg["training"]["torch_threads"])
     arrays = load_npz(Path(smk.input.mnist), expected=cfg["data"]["digests"])
     norm = cfg["data"]["normalize"]
     train_images = normalize(arrays.train_images, norm["mean"], norm["std"])

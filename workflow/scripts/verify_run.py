@@ -1,16 +1,23 @@
 """Snakemake adapter: retrain one run in this fresh process; write its checkpoint digests and
 the environment they were computed in, for `verify_reference` to compare with a reference."""
 
+# ruff: noqa: E402 (the imports after the set-up load numpy and torch)
+
+from workflow.machine import enter_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+# First, before numpy and torch load: the machine.* settings act when they load.
+enter_job(smk.config["machine"], torch_threads=smk.params.config["training"]["torch_threads"])
+
 import pandas as pd
 
 from workflow.artifacts import write_csv, write_json
-from workflow.environment import machine_environment
 from workflow.identity import RunId
 from workflow.joblog import job_log
+from workflow.machine.environment import machine_environment
 from workflow.runs import start_training
 from workflow.train import TrainSettings, train_history
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
 cfg = smk.params.config
 run = RunId.from_wildcards(smk.wildcards)
 segments = smk.params.updates

@@ -1,6 +1,6 @@
 """The torch set-up of every job that computes with a model: the conditions for bit-exact reruns.
 
-    configure_torch(threads=1)   # first thing a training, dump, probe or audit job does
+    configure_torch(threads=1)   # done by workflow.machine.enter_job; tests call it directly
 
 Alone in its module so that the jobs after training (dumps, probes) hash this and not the
 training loop: a change to how runs train never makes their dumps look stale.
@@ -8,13 +8,12 @@ training loop: a change to how runs train never makes their dumps look stale.
 
 from __future__ import annotations
 
-import ctypes
 import os
 
 import torch
 import torch.utils.deterministic
 
-from workflow.heap import HEAP_ENVIRONMENT
+from workflow.machine.heap import keep_heap
 
 
 def configure_torch(threads: int) -> None:
@@ -33,20 +32,4 @@ def configure_torch(threads: int) -> None:
     # Deterministic mode otherwise fills every new tensor with NaN, which costs time and
     # changes no result of a kernel that writes its whole output.
     torch.utils.deterministic.fill_uninitialized_memory = False
-    _keep_heap()
-
-
-# HEAP_ENVIRONMENT (workflow.heap): jobs get it before Python starts (rules/common.smk);
-# _keep_heap applies it at run time to processes started any other way.
-
-
-def _keep_heap() -> None:
-    if all(os.environ.get(key) == value for key, value in HEAP_ENVIRONMENT.items()):
-        return
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    options = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}
-    for key, value in HEAP_ENVIRONMENT.items():
-        libc.mallopt(options[key], int(value))
+    keep_heap()

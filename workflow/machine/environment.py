@@ -4,13 +4,10 @@
 
 Training is bit-reproducible only for the same torch build, thread count, kernels and device;
 PyTorch's own kernels (conv2, the linear layers, oneDNN) also pick their code path from the
-CPU's instruction set, so the CPU model, its ISA flags and the capability torch detects are
-recorded too. torch is imported only if it is installed, so torch-free stages can call this.
-
-The config's ``machine.cpu_isa`` caps that instruction set for every job (``isa_caps``), so
-that a wider CPU takes the reference's code path:
-
-    os.environ.update(isa_caps("avx2", os.environ))   # before torch is imported
+CPU's instruction set, so the CPU model, its ISA flags, the variables that capped it
+(``workflow.machine.caps``), the capability torch detects and the vendor code MKL ran are
+recorded too. torch and numpy are imported only where a function needs them, so torch-free
+stages, and a job before its set-up (``workflow.machine.enter_job``), can import this.
 """
 
 from __future__ import annotations
@@ -38,50 +35,10 @@ ISA_VARIABLES = (
     "MKL_ENABLE_INSTRUCTIONS",
     "MKL_CBWR",
 )
-
-
-# machine.cpu_isa -> the variables that cap ATen, oneDNN and MKL at that instruction set.
-ISA_CAPS = {
-    "avx2": {
-        "ATEN_CPU_CAPABILITY": "avx2",
-        "ONEDNN_MAX_CPU_ISA": "AVX2",
-        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-    },
-}
-
-
-class IsaConflict(ValueError):
-    """The environment already caps the instruction set otherwise than the config asks."""
-
-
-def isa_caps(cpu_isa: str | None, environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables a job needs for ``machine.cpu_isa``; None caps nothing and leaves the
-    environment to decide, as every run records."""
-    if cpu_isa is None:
-        return {}
-    wanted = ISA_CAPS[cpu_isa]
-    refuse_clashes(cpu_isa, wanted, ISA_VARIABLES, environ)
-    return dict(wanted)
-
-
-def refuse_clashes(
-    cpu_isa: str, wanted: Mapping[str, str], names: Iterable[str], environ: Mapping[str, str]
-) -> None:
-    """Refuses a variable of ``names`` that ``environ`` sets otherwise than ``wanted`` (one
-    left over in a shell must not change which code path the results come from)."""
-    clashes = [
-        f"{name}={environ[name]}"
-        for name in names
-        if name in environ and environ[name] != wanted.get(name)
-    ]
-    if clashes:
-        raise IsaConflict(
-            f"machine.cpu_isa {cpu_isa} sets "
-            + " ".join(f"{name}={value}" for name, value in wanted.items())
-            + ", but the environment has "
-            + ", ".join(clashes)
-            + ": unset it, or set machine.cpu_isa to null to let the environment decide"
-        )
+# MKL's two questions about the CPU's vendor, and the count of them the vendor shim
+# (workflow/machine/mkl.c) answered: its answers are the ones MKL ran only if MKL asked it.
+MKL_QUERIES = ("mkl_serv_intel_cpu_true", "mkl_serv_cpuiszen")
+SHIM_ASKED = "histres_mkl_asked"
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -117,11 +74,10 @@ def torch_capability() -> str | None:
 
 
 def mkl_cpu() -> str | None:
-    """The answer MKL receives in this process when it asks which vendor's code to run:
-    "intel", "zen" (AMD's) or "other"; None where torch has no MKL. It reads the answer, not
-    the code taken: a torch that bound these queries inside its own library would ignore the
-    preload, and only bits show that (tests/test_environment.py compares a product's bits
-    with and without the preload)."""
+    """The vendor code MKL ran in this process: "intel", "zen" (AMD's) or "other"; None where
+    torch has no MKL. The vendor shim's answers count only where MKL asked it (it counts its
+    answers): a shim the loader refused, or one MKL bypasses, leaves MKL its own choice, and
+    that is what is recorded. Ask after MKL has run (a job's set-up runs one product)."""
     if importlib.util.find_spec("torch") is None:
         return None
     import torch
@@ -130,17 +86,15 @@ def mkl_cpu() -> str | None:
     return mkl_answer(ctypes.CDLL(None), [ctypes.CDLL(str(path)) for path in libraries])
 
 
-MKL_QUERIES = ("mkl_serv_intel_cpu_true", "mkl_serv_cpuiszen")
-
-
 def mkl_answer(global_scope: Any, torch_libraries: Iterable[Any]) -> str | None:
-    """``mkl_cpu`` given the loaded libraries. Only a torch that carries MKL's queries has MKL:
-    the preloaded shim (workflow/mkl.py) answers them in any process. The global scope is asked
-    first, where the shim's answers stand before MKL's own."""
+    """``mkl_cpu`` given the loaded libraries. Only a torch that carries MKL's queries has MKL.
+    The shim answers in the global scope, before MKL's own; where it never answered, MKL's own
+    functions (in torch's library) gave the answer."""
     libraries = list(torch_libraries)
     if not any(all(hasattr(lib, query) for query in MKL_QUERIES) for lib in libraries):
         return None
-    scopes = [global_scope, *libraries]
+    asked = getattr(global_scope, SHIM_ASKED, None)
+    scopes = [global_scope] if asked is not None and asked() > 0 else libraries
 
     def ask(query: str) -> bool:
         scope = next(scope for scope in scopes if hasattr(scope, query))
@@ -150,13 +104,35 @@ def mkl_answer(global_scope: Any, torch_libraries: Iterable[Any]) -> str | None:
     return "intel" if intel else "zen" if zen else "other"
 
 
-def isa_overrides() -> dict[str, str]:
-    return {name: os.environ[name] for name in ISA_VARIABLES if name in os.environ}
+def openblas_core() -> str | None:
+    """The kernels numpy's OpenBLAS runs in this process (e.g. "Haswell"); None where numpy
+    does not bundle OpenBLAS."""
+    spec = importlib.util.find_spec("numpy")
+    if spec is None or spec.origin is None:
+        return None
+    import numpy  # noqa: F401  (loads OpenBLAS, which reads OPENBLAS_CORETYPE once)
+
+    libraries = sorted((Path(spec.origin).parents[1] / "numpy.libs").glob("libscipy_openblas*"))
+    for path in libraries:
+        query = getattr(ctypes.CDLL(str(path)), "scipy_openblas_get_corename64_", None)
+        if query is not None:
+            query.restype = ctypes.c_char_p
+            return query().decode()
+    return None
 
 
-def machine_identity() -> dict[str, Any]:
-    """The torch-free part of the environment that decides a CPU's code path."""
-    return {"cpu_model": cpu_model(), "cpu_flags": cpu_flags(), "isa_overrides": isa_overrides()}
+def isa_overrides(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    return {name: environ[name] for name in ISA_VARIABLES if name in environ}
+
+
+def machine_identity(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """The torch-free part of the environment that decides a CPU's code path (in a process
+    whose variables are ``environ``)."""
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_flags": cpu_flags(),
+        "isa_overrides": isa_overrides(environ),
+    }
 
 
 def run_machine() -> dict[str, Any]:
