@@ -54,6 +54,7 @@ TORCH_FREE_ADAPTERS = [
     "summarize_pilot",
     "summarize_long",
     "summarize_noise_floor",
+    "tabulate_trajectory",
     "summarize_activation",
     "summarize_probes",
     "select_learning_rate",
