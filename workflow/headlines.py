@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from workflow import registry
 from workflow.artifacts import read_csv
 from workflow.choices import choices_text
 from workflow.markdown import (
@@ -24,12 +25,12 @@ from workflow.markdown import (
     unrejected,
     verdict,
 )
-from workflow.phrases import say, text
+from workflow.phrases import say
 from workflow.progress import study_progress
 from workflow.summary import endpoint_label
 
-# The question each study answers, in phrases.yaml's words.
-QUESTIONS: dict[str, str] = text("questions")
+# The question each study answers (workflow.registry).
+QUESTIONS: dict[str, str] = {study.name: study.question for study in registry.STUDIES}
 
 
 def pair_study(summary: pd.DataFrame) -> str:
