@@ -3,7 +3,7 @@
 
 rule audit_run:
     input:
-        mnist=rules.prepare_mnist.output.npz,
+        mnist=ancient(rules.prepare_mnist.output.npz),
         # training.device exists here (rules/preflight.smk)
         device=device_checked(),
         checkpoints=expand(

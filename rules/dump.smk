@@ -9,7 +9,7 @@ for segment, updates in SEGMENTS.items():
             if segment == "base"
             else f"dump_{segment}_representations"
         input:
-            mnist=rules.prepare_mnist.output.npz,
+            mnist=ancient(rules.prepare_mnist.output.npz),
             device=device_checked(),
             checkpoints=expand(
                 f"{RUN}/checkpoints/update~{{update}}.npz",

@@ -5,7 +5,7 @@ PROBES = config["studies"]["probes"]
 
 rule train_probes:
     input:
-        mnist=rules.prepare_mnist.output.npz,
+        mnist=ancient(rules.prepare_mnist.output.npz),
         checkpoints=expand(
             f"{RUN}/checkpoints/update~{PROBES['endpoint']}.npz",
             **run_group(),

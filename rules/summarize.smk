@@ -7,6 +7,8 @@ rule select_matches:
         comparisons=view_comparisons,
     output:
         matches=f"{RESULTS}/{{view}}/matches.csv",
+        # The rule it applied and the table's digest, which its readers check.
+        provenance=f"{RESULTS}/{{view}}/matches.provenance.json",
     log:
         f"{LOGS}/{{view}}/select_matches.log",
     localrule: True

@@ -4,7 +4,7 @@
 
 rule train_history:
     input:
-        mnist=rules.prepare_mnist.output.npz,
+        mnist=ancient(rules.prepare_mnist.output.npz),
         device=device_checked(),
     output:
         checkpoints=expand(
@@ -35,7 +35,7 @@ rule train_history:
 
 rule extend_history:
     input:
-        mnist=rules.prepare_mnist.output.npz,
+        mnist=ancient(rules.prepare_mnist.output.npz),
         device=device_checked(),
         state=rules.train_history.output.state,
     output:
@@ -66,7 +66,7 @@ rule extend_history:
 
 rule trace_stability:
     input:
-        mnist=rules.prepare_mnist.output.npz,
+        mnist=ancient(rules.prepare_mnist.output.npz),
         device=device_checked(),
     output:
         trace=f"{RESULTS}/activation/lr_search/lr~{{lr}}/seed~{{seed}}/order~{{order}}.json",

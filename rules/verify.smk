@@ -14,7 +14,7 @@ TRAINED_THROUGH = {"base": ["base"], "extended": ["base", "extended"]}
 
 rule verify_run:
     input:
-        mnist=rules.prepare_mnist.output.npz,
+        mnist=ancient(rules.prepare_mnist.output.npz),
         # training.device exists here (rules/preflight.smk)
         device=device_checked(),
     output:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests.test_reference import REPO, RUN, _record
-from workflow import headlines, reference
+from workflow import headlines, manifest, reference
 from workflow.accumulate import ReferenceConflict, cpu_vendor, mkl_code
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 
@@ -180,6 +180,7 @@ def test_a_kept_run_whose_record_predates_the_machine_takes_its_exports_cpu(tmp_
     runs.drop(columns=["cpu_model", "torch_cpu_capability", "isa_overrides"]).to_csv(
         out / "runs.csv", index=False
     )  # an export from before runs.csv had them
+    (out / manifest.NAME).unlink()  # and before manifests
     _export(_tree(tmp_path / "new", {}), out, "second")
     kept = read_csv(out / "runs.csv").iloc[0]
     assert (kept["cpu_model"], kept["torch_cpu_capability"]) == ("Old CPU", "AVX2")

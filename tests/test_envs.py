@@ -15,7 +15,7 @@ DEV_TOOLS = {"pytest", "ruff", "snakefmt"}
 def pins(name: str = "requirements.txt") -> dict[str, str]:
     lines = [line for line in (ENVS / name).read_text().splitlines() if line.strip()]
     found = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", "\n".join(lines), flags=re.MULTILINE))
-    other = [line for line in lines if not line.startswith(("#", "-r "))]
+    other = [line for line in lines if not line.startswith(("#", "-r ", "-c "))]
     assert len(found) == len(other), f"{name}: every requirement must be pinned exactly"
     return found
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from tests.test_accumulate import CONFIG, _export, _tree
 from tests.test_reference import RUN, _identity
-from workflow import lineage, pair_results
+from workflow import lineage, manifest, pair_results
 from workflow.artifacts import read_json, write_csv, write_json
 from workflow.provenance import REPO_ROOT, code_version
 from workflow.slices import dump_config, training_config
@@ -106,6 +106,7 @@ def test_a_pair_that_read_other_bits_than_the_reference_lists_is_dropped(tmp_pat
     prov = read_json(prov_path)
     prov["params_digests"]["second"]["25"] = "XX"
     write_json(prov_path, prov)
+    manifest.seal(out)  # as an export would have written it
     summary = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
     assert (summary["carried_over_results"], summary["dropped_earlier_results"]) == (0, 1)
     assert _comparisons(out) == []
@@ -137,6 +138,7 @@ def test_restore_refuses_what_this_config_or_code_would_make_otherwise(tmp_path)
     [result] = pair_results.in_reference(out)
     prov_path = pair_results.provenance_of(result.in_reference(out))
     write_json(prov_path, read_json(prov_path) | {"code_version": "0123456789abcdef"})
+    manifest.seal(out)  # as an export under that code would have written it
     done = pair_results.restore(out, results, FULL)
     assert done.refused == {"its code_version is not the current one": 1}
     assert not (results / "runs").exists()
@@ -181,6 +183,7 @@ def test_an_export_drops_the_earlier_results_this_code_would_not_make(tmp_path) 
     [old, _] = pair_results.in_reference(out)
     prov_path = pair_results.provenance_of(old.in_reference(out))
     write_json(prov_path, read_json(prov_path) | {"code_version": "0123456789abcdef"})
+    manifest.seal(out)  # as an export under that code would have written it
     prov = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
     assert (prov["carried_over_results"], prov["dropped_earlier_results"]) == (1, 1)
     assert old not in pair_results.in_reference(out)

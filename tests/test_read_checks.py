@@ -21,6 +21,7 @@ from workflow.artifacts import (
 )
 from workflow.comparisons import COLUMNS, comparison_frame, read_comparison, read_comparisons
 from workflow.dumps import read_dump
+from workflow.tables import sidecar_of, write_table
 
 META = {"seed": 101, "order": "ABC", "update": 50, "summary": {"accuracy_pct": 97.5}}
 
@@ -117,6 +118,11 @@ def test_a_valid_checkpoint_copied_over_another_update_is_refused(tmp_path) -> N
         load_checkpoint(late, expect={"seed": 101, "update": 100})
 
 
+def _sealed(frame: pd.DataFrame, path) -> None:
+    """A table with the provenance sidecar and digest its job writes (workflow.tables)."""
+    write_table(path, sidecar_of(path), frame, {})
+
+
 def _comparison(seed: int, updates: list[int]) -> pd.DataFrame:
     rows = [{"seed": seed, "update": u, "pair_status": "ok", "h_repr": 0.1} for u in updates]
     return comparison_frame(rows)
@@ -137,7 +143,7 @@ def _comparison(seed: int, updates: list[int]) -> pd.DataFrame:
 def test_a_damaged_comparison_table_stops_its_reader(tmp_path, mangle, message) -> None:
     path = tmp_path / "seed~101" / "ABC_vs_BAC" / "base.csv"
     path.parent.mkdir(parents=True)
-    mangle(_comparison(101, [0, 25, 50])).to_csv(path, index=False)
+    _sealed(mangle(_comparison(101, [0, 25, 50])), path)  # as written, digest and all
     with pytest.raises(ArtifactError, match=message) as raised:
         read_comparisons([path], {"base": [0, 25, 50]})
     assert str(path) in str(raised.value) and "rebuilds it" in str(raised.value)
@@ -148,7 +154,7 @@ def test_intact_comparison_tables_read_back_in_the_documented_columns(tmp_path) 
     for seed in (101, 202):
         path = tmp_path / f"seed~{seed}" / "ABC_vs_BAC" / "base.csv"
         path.parent.mkdir(parents=True)
-        _comparison(seed, [0, 25]).to_csv(path, index=False)
+        _sealed(_comparison(seed, [0, 25]), path)
         paths.append(path)
     table = read_comparisons(paths, {"base": [0, 25]})
     assert list(table.columns) == list(COLUMNS)

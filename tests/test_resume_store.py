@@ -20,6 +20,7 @@ from workflow.segment import SegmentJob, train_segment
 from workflow.train import train_history
 
 RUN = RunId("class_split", "relu", 0.05, "reset", 0, 1, "ABC")
+OWNER = {"run": RUN.as_dict(), "segment": "base"}
 BASE, EXTENDED = (0, 10, 20), (30,)
 
 
@@ -107,7 +108,7 @@ def _snapshot() -> ResumeState:
 def test_a_state_saved_between_checkpoints_keeps_its_keys_and_order(tmp_path):
     state = dataclasses.replace(_snapshot(), identity="job")
     path = tmp_path / "state.pt"
-    state.save(path)
+    state.save(path, OWNER)
     on_disk = torch.load(path, weights_only=True)
     assert list(on_disk) == [
         "update",
@@ -119,10 +120,12 @@ def test_a_state_saved_between_checkpoints_keeps_its_keys_and_order(tmp_path):
         "first_c",
         "record",
         "identity",
+        "owner",
+        "sha256",
     ]
     assert on_disk["update"] == 8 and len(on_disk["pending_losses"]) == 8
     assert on_disk["record"]["checkpoints"].keys() == {0}
-    loaded = ResumeState.load(path)
+    loaded = ResumeState.load(path, OWNER)
     assert isinstance(loaded.between, BetweenCheckpoints)
     assert _tensors_equal(loaded.to_dict(), state.to_dict())
 
@@ -132,17 +135,24 @@ def test_a_state_at_a_checkpoint_has_only_what_c_needs(tmp_path):
         build_model(1, ModelSpec()), DATA, "ABC", 1, SETTINGS, lambda *_: None, log=lambda _: None
     )
     path = tmp_path / "state.pt"
-    ResumeState.from_dict(final).save(path)
-    assert list(torch.load(path, weights_only=True)) == ["update", "model", "optimizer", "stream"]
-    loaded = ResumeState.load(path)
+    ResumeState.from_dict(final).save(path, OWNER)
+    assert list(torch.load(path, weights_only=True)) == [
+        "update",
+        "model",
+        "optimizer",
+        "stream",
+        "owner",
+        "sha256",
+    ]
+    loaded = ResumeState.load(path, OWNER)
     assert loaded.between is None and loaded.identity is None and loaded.update == 10
     assert _tensors_equal(loaded.to_dict(), final)
 
 
 def test_a_diverged_segment_leaves_a_state_that_loads_as_none(tmp_path):
-    ResumeState.save_diverged(tmp_path / "state.pt")
-    assert torch.load(tmp_path / "state.pt", weights_only=True) == {"update": None}
-    assert ResumeState.load(tmp_path / "state.pt") is None
+    ResumeState.save_diverged(tmp_path / "state.pt", OWNER)
+    assert torch.load(tmp_path / "state.pt", weights_only=True)["update"] is None
+    assert ResumeState.load(tmp_path / "state.pt", OWNER) is None
 
 
 # --------------------------------------------------------------------------- the store
@@ -265,7 +275,7 @@ def test_a_job_of_another_code_version_starts_over(tmp_path):
 
 def test_an_extension_of_a_diverged_run_writes_every_output_as_diverged(tmp_path):
     extension = job(tmp_path, "extended")
-    ResumeState.save_diverged(extension.given_state)
+    ResumeState.save_diverged(extension.given_state, extension.state_owner("base"))
     lines = train(extension)
     assert "the base segment diverged: there is nothing to continue" in lines
     for path in extension.checkpoints.values():

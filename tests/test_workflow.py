@@ -222,10 +222,14 @@ def test_a_run_path_writes_the_learning_rate_exactly(tmp_path):
 DEVICE_CHECK = "results/smoke/preflight/device~cuda.json"
 
 
+# Planned for a cluster: a dry run of local execution checks the device on this machine too.
+CLUSTER = ("--executor", "slurm", "--jobs", "2")
+
+
 def test_the_device_check_runs_before_every_training_job(tmp_path):
     workdir = copy_repo(tmp_path)
     override = _smoke_with(workdir, "gpu", device="cuda", kernels="torch")
-    output = snakemake(workdir, "-n", "--configfile", override)
+    output = snakemake(workdir, "-n", *CLUSTER, "--configfile", override)
     jobs = planned_jobs(output)
     assert jobs["check_device"] == 1
     for rule in ("train_history", "extend_history", "trace_stability", "audit_run"):
@@ -235,7 +239,12 @@ def test_the_device_check_runs_before_every_training_job(tmp_path):
     assert "preflight" not in job_inputs(output, "train_probes")[0]  # probes run on the CPU
     rerun = MAIN_RUN.replace("results/smoke/runs/", "results/smoke/verify/runs/")
     verify = snakemake(
-        workdir, "-n", f"{rerun}/seed~101/order~ABC/through~base.csv", "--configfile", override
+        workdir,
+        "-n",
+        *CLUSTER,
+        f"{rerun}/seed~101/order~ABC/through~base.csv",
+        "--configfile",
+        override,
     )
     assert planned_jobs(verify)["check_device"] == 1
     assert DEVICE_CHECK in job_inputs(verify, "verify_run")[0]

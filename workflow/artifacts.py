@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -37,17 +37,31 @@ class ArtifactError(RuntimeError):
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary sibling of ``path``; rename it to ``path`` only if the block succeeds."""
+    """Yield a temporary sibling of ``path``; rename it to ``path`` only if the block succeeds.
+    The file gets the mode a plain ``open()`` would give it (0666 less the umask), not
+    mkstemp's 0600, so that a group sharing a results folder can read what a job wrote."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = _new_sibling(path)
     try:
         yield Path(tmp)
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _new_sibling(path: Path) -> str:
+    """Create an empty, uniquely named file beside ``path``, as mkstemp does (O_EXCL), but
+    with the umask's mode."""
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return str(tmp)
+    raise FileExistsError(f"{path.parent}: no free temporary name for {path.name}")
 
 
 def write_json(path: str | Path, value: Any) -> None:

@@ -5,7 +5,9 @@
 A comparison CSV (``.../seed~S/ABC_vs_BAC/base.csv`` and the like) has one row per checkpoint of
 one segment of one seed. A reader checks the header, that the seed is the one in the file's
 path, and that every update of the segment is there exactly once, so a truncated, mislabelled
-or hand-edited file stops the reading rule instead of dropping or moving a seed silently.
+or hand-edited file stops the reading rule instead of dropping or moving a seed silently; and
+first that the file's bytes are those its job wrote (the digest in its provenance,
+workflow.tables), so that no edited value reaches a summary.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from workflow.artifacts import ArtifactError, read_csv
+from workflow.artifacts import ArtifactError
 from workflow.layers import HIDDEN, LAYERS
+from workflow.tables import read_table
 
 COLUMNS = (
     "seed",
@@ -61,8 +64,9 @@ def comparison_frame(rows: Sequence[Mapping]) -> pd.DataFrame:
 
 
 def read_comparison(path: str | Path, seed: int, updates: Sequence[int]) -> pd.DataFrame:
-    """One comparison CSV, checked against the seed and the updates the reader expects."""
-    table = read_csv(path)
+    """One comparison CSV, checked against the digest its provenance records, the seed and the
+    updates the reader expects."""
+    table = read_table(path, REBUILD)
     missing = [column for column in COLUMNS if column not in table.columns]
     if missing:
         raise ArtifactError(f"{path}: columns {missing} are missing; {REBUILD}")

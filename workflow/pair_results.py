@@ -31,11 +31,13 @@ from typing import Any
 
 import pandas as pd
 
+from workflow import manifest
 from workflow.artifacts import read_csv, read_json
 from workflow.config import DEFAULT_VARIANT
 from workflow.identity import RunId
 from workflow.lineage import accepted
 from workflow.slices import dump_config, probe_config, probe_settings, training_config
+from workflow.tables import record_digest
 
 # Reference subfolder -> (results subfolder, the tables the rules write there, their adapter).
 KINDS = {
@@ -229,7 +231,10 @@ class Restored:
 
 
 def restore(folder: Path, results: Path, config: Mapping[str, Any]) -> Restored:
-    """Copy the reference ``folder``'s results that the tree lacks into ``results``."""
+    """Copy the reference ``folder``'s results that the tree lacks into ``results``, once every
+    file of the folder is as its manifest lists it (workflow.manifest.ManifestError if not).
+    A restored table's provenance gains the table's digest, which the tree's readers check."""
+    manifest.check(folder)
     listed = checkpoint_digests(read_csv(folder / "checkpoints.csv"))
     made_with = folder_config(folder)
     restored = present = 0
@@ -244,6 +249,8 @@ def restore(folder: Path, results: Path, config: Mapping[str, Any]) -> Restored:
             refused[why] = refused.get(why, 0) + 1
             continue
         copy(table, target)
+        if result.kind not in EMBEDDED:
+            record_digest(target)
         restored += 1
     return Restored(restored, present, refused)
 

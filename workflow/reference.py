@@ -45,7 +45,7 @@ from typing import Any
 
 import pandas as pd
 
-from workflow import pair_results, progress, registry
+from workflow import manifest, pair_results, progress, registry
 from workflow.accumulate import Merged, check_one_mkl_code, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import DEFAULT_VARIANT, load_config
@@ -448,6 +448,7 @@ def _write(
         "config": config,
     }
     write_json(out / "provenance.json", provenance)
+    manifest.seal(out, earlier=None if replace else earlier)
     return provenance
 
 

@@ -12,6 +12,7 @@ run say that it never got there.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,11 +67,23 @@ class SegmentJob:
             **extra,
         )
 
+    def state_owner(self, segment: str) -> dict:
+        """What a run's state.pt names: the run, the segment that saved it, and the training
+        config it trained under (by digest); the code may be an earlier version that gives the
+        same bits (make adopt-runs)."""
+        config = hashlib.sha256(canonical_json(self.config).encode()).hexdigest()
+        return {"run": self.run.as_dict(), "segment": segment, "config": config}
+
     def store(self, log: Log) -> ResumeStore:
-        """The job's spare states live beside its outputs; only this same job (run, code and
-        config) may resume from them."""
+        """The job's spare states live beside its outputs; only this same job (run, segment,
+        code and config) may resume from them."""
         identity = canonical_json(
-            {"run": self.run.as_dict(), "code": self.code, "config": self.config}
+            {
+                "run": self.run.as_dict(),
+                "segment": self.segment,
+                "code": self.code,
+                "config": self.config,
+            }
         )
         folder = self.record.parent / ".resume" / self.segment
         return ResumeStore(folder, identity, self.checkpoints, self.state_every, log)
@@ -78,7 +91,12 @@ class SegmentJob:
 
 def train_segment(job: SegmentJob, model: torch.nn.Module, data: TrainingData, log: Log) -> None:
     store = job.store(log)
-    given = None if job.given_state is None else ResumeState.load(job.given_state)
+    # The extended segment continues the base segment's state.pt of this same run only.
+    given = (
+        None
+        if job.given_state is None
+        else ResumeState.load(job.given_state, job.state_owner("base"))
+    )
     start = store.start(given)
     outcome, state = None, None
     if job.given_state is not None and start is None:
@@ -121,8 +139,9 @@ def _write_outputs(job: SegmentJob, outcome: RunRecord | None, state: ResumeStat
     summary = vars(outcome) if outcome else {"status": "diverged", "diverged_at": "base segment"}
     write_json(job.record, {**summary, "provenance": job.provenance()})
     if job.final_state is not None:
+        owner = job.state_owner(job.segment)
         if state is None:
-            ResumeState.save_diverged(job.final_state)
+            ResumeState.save_diverged(job.final_state, owner)
         else:
-            state.save(job.final_state)
+            state.save(job.final_state, owner)
     return summary["status"]

@@ -12,18 +12,13 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 # First, before numpy loads: OpenBLAS reads machine.cpu_isa's cap when it loads.
 enter_job(smk.config["machine"])
 
-from workflow.artifacts import (
-    ArtifactError,
-    load_checkpoint,
-    read_json,
-    write_csv,
-    write_json,
-)
+from workflow.artifacts import ArtifactError, load_checkpoint, read_json
 from workflow.compare import compare_checkpoint
 from workflow.comparisons import comparison_frame
 from workflow.dumps import read_dump
 from workflow.joblog import job_log
 from workflow.provenance import record
+from workflow.tables import write_table
 
 runs = {"first": smk.params.first, "second": smk.params.second}
 
@@ -71,10 +66,12 @@ with job_log(smk.log[0]) as log:
             row["pair_status"] = "diverged"
             log(f"update {update}: a run diverged before this checkpoint")
         rows.append(row)
-    write_csv(smk.output.comparison, comparison_frame(rows))
-    # Which checkpoints (by parameter digest) made each row, beside the usual provenance.
-    write_json(
+    # Which checkpoints (by parameter digest) made each row, beside the usual provenance and
+    # the table's own digest.
+    write_table(
+        smk.output.comparison,
         smk.output.provenance,
+        comparison_frame(rows),
         record(
             smk.params.dump_config,
             smk.params.code,

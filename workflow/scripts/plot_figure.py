@@ -8,6 +8,7 @@ from workflow import figures
 from workflow.artifacts import read_csv, read_json
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.match_table import read_matches
 from workflow.noise_floor import matched_updates
 from workflow.stats import Bootstrap
 
@@ -52,7 +53,7 @@ def activation():
 
 
 def trajectory():
-    matched = matched_updates(table("matches"))
+    matched = matched_updates(read_matches(smk.input.matches, None, smk.config["matching"]))
     return figures.order_vs_noise(table("per_seed"), matched, bootstrap)
 
 

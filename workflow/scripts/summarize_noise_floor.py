@@ -2,9 +2,10 @@
 each seed's square of runs, at the stream-0 pair's matched checkpoint and the common one; with
 the decision rule's verdict where the rule asks for it (the noise floor study)."""
 
-from workflow.artifacts import read_csv, write_csv
+from workflow.artifacts import write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.match_table import read_matches
 from workflow.noise_floor import noise_floor_decision, noise_floor_summary, noise_floor_table
 from workflow.stats import Bootstrap
 
@@ -16,7 +17,7 @@ with job_log(smk.log[0]) as log:
     pairs = {
         pair: read_comparisons(smk.input[pair], smk.params.segments) for pair in smk.params.pairs
     }
-    matches = read_csv(smk.input.matches)
+    matches = read_matches(smk.input.matches, pairs["ABC_BAC"], smk.config["matching"])
     per_seed = noise_floor_table(pairs, matches, stats["common_endpoint"])
     summary = noise_floor_summary(per_seed, bootstrap)
     write_csv(smk.output.per_seed, per_seed)

@@ -1,8 +1,9 @@
 """Snakemake adapter: per-seed endpoint table and the study's summary statistics."""
 
-from workflow.artifacts import read_csv, write_csv, write_json
+from workflow.artifacts import write_csv, write_json
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.match_table import read_matches
 from workflow.provenance import record
 from workflow.stats import Bootstrap
 from workflow.summary import endpoint_table, summarize
@@ -13,7 +14,7 @@ bootstrap = Bootstrap.from_config(cfg)
 
 with job_log(smk.log[0]) as log:
     comparisons = read_comparisons(smk.input.comparisons, smk.params.segments)
-    matches = read_csv(smk.input.matches)
+    matches = read_matches(smk.input.matches, comparisons, smk.config["matching"])
     per_seed = endpoint_table(comparisons, matches, cfg["common_endpoint"])
     summary = summarize(per_seed, bootstrap)
     write_csv(smk.output.per_seed, per_seed)

@@ -4,6 +4,7 @@ default runs of the same seeds, and each matching rule re-applied to the main co
 from workflow.artifacts import read_csv, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
+from workflow.match_table import read_matches
 from workflow.noise_floor import noise_floor_table
 from workflow.sensitivity import (
     METRICS,
@@ -27,7 +28,11 @@ with job_log(smk.log[0]) as log:
         pair: read_comparisons(smk.input[f"floor_{pair}"], smk.params.segments)
         for pair in smk.params.floor_pairs
     }
-    main_matches = read_csv(smk.input.main_matches)
+    main_matches = read_matches(
+        smk.input.main_matches,
+        read_comparisons(smk.input.comparisons, smk.params.segments),
+        matching,
+    )
     floor_matches = main_matches[main_matches["seed"].isin(study["seeds"])]
     floor = noise_floor_table(floor_pairs, floor_matches, cfg["statistics"]["common_endpoint"])
     variants = {"default": with_noise_floor(default, floor)}

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import torch
 
-from workflow.artifacts import load_checkpoint, write_csv, write_json
+from workflow.artifacts import load_checkpoint
 from workflow.images import evaluation_data, normalize
 from workflow.joblog import job_log
 from workflow.mnist import load_npz
 from workflow.model import HistoryNet, ModelSpec
 from workflow.probes import ProbeSettings, probe_pair
 from workflow.provenance import record
+from workflow.tables import write_table
 from workflow.tasks import first_per_digit
 
 cfg = smk.params.config
@@ -52,10 +53,12 @@ with job_log(smk.log[0]) as log:
         settings,
     )
     rows.insert(0, "seed", seed)
-    write_csv(smk.output.probes, rows)
-    # Which backbones (by parameter digest) the probes read, beside the usual provenance.
-    write_json(
+    # Which backbones (by parameter digest) the probes read, beside the usual provenance and
+    # the table's own digest.
+    write_table(
+        smk.output.probes,
         smk.output.provenance,
+        rows,
         record(
             cfg,
             smk.params.code,
