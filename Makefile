@@ -3,8 +3,23 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
-# Each config writes to results/<name>/ and logs/<name>/ (its `name:` key).
-NAME = $(shell awk '/^name:/ {print $$2; exit}' $(or $(CONFIG),config.yaml))
+# The config files of CONFIG (one or more), each quoted, as Snakemake's option.
+CONFIG_ARGS = $(if $(CONFIG),--configfile $(foreach file,$(CONFIG),'$(file)'))
+# The results, logs and reference folders of a config (workflow.config: results/ and logs/ for
+# the default config, results/<name>/ and logs/<name>/ for any other), which Python prints once
+# it has validated the config: a value of the config never reaches a shell unchecked. Evaluated
+# once, when a recipe first needs it (after the venv is made); an invalid config stops make.
+folders_of = $(or $(shell $(BIN)/python -m workflow.config folders $(1)),$(error make: config $(or $(2),config.yaml) is not valid (see above); nothing ran))
+FOLDERS = $(eval FOLDERS := $(call folders_of,$(CONFIG_ARGS),$(CONFIG)))$(FOLDERS)
+RESULTS = $(word 1,$(FOLDERS))
+LOGS = $(word 2,$(FOLDERS))
+REFERENCE = $(word 3,$(FOLDERS))
+# Those of the default config (`make full`) and of the small config (`make smoke`, the machine
+# check of `make restore`), whatever CONFIG says.
+DEFAULT_FOLDERS = $(eval DEFAULT_FOLDERS := $(call folders_of))$(DEFAULT_FOLDERS)
+SMOKE = config/smoke.yaml
+SMOKE_FOLDERS = $(eval SMOKE_FOLDERS := $(call folders_of,--configfile $(SMOKE),$(SMOKE)))$(SMOKE_FOLDERS)
+SMOKE_RESULTS = $(word 1,$(SMOKE_FOLDERS))
 
 .PHONY: smoke test test-slurm lint report full verify reference restore missing adopt-runs \
     status migrate-results
@@ -17,13 +32,13 @@ $(VENV)/installed: envs/requirements.txt envs/requirements-dev.txt
 
 smoke: $(VENV)/installed
 	$(BIN)/snakemake --cores $(CORES) --configfile config/smoke.yaml
-	$(BIN)/snakemake --configfile config/smoke.yaml --report results/smoke/report.html
-	@echo "Results: results/smoke/summary/*.csv (one per study), results/smoke/tables/,"
-	@echo "results/smoke/figures/, and all of them with captions in results/smoke/report.html"
+	$(BIN)/snakemake --configfile config/smoke.yaml --report '$(SMOKE_RESULTS)/report.html'
+	@echo "Results: $(SMOKE_RESULTS)/summary/*.csv (one per study), $(SMOKE_RESULTS)/tables/,"
+	@echo "$(SMOKE_RESULTS)/figures/, and all of them with captions in $(SMOKE_RESULTS)/report.html"
 
 #   make report [CONFIG=config/smoke.yaml]
 report: $(VENV)/installed
-	$(BIN)/snakemake --report results/$(NAME)/report.html $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/snakemake --report '$(RESULTS)/report.html' $(CONFIG_ARGS)
 
 lint: $(VENV)/installed
 	$(BIN)/ruff check workflow tests benchmarks
@@ -39,19 +54,19 @@ test-slurm: $(VENV)/installed
 	bash tests/slurm/test_slurm.sh
 
 # The full study, study by study in the order the reference accumulates them (resumable: rerun
-# after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/full/make.log.
+# after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/make.log.
 # A step is its studies joined by "+"; each study's target rule (Snakefile, build_<study>) builds
 # its summary and its figures, so that an export made after the step holds the study whole.
 FULL_STEPS := main+noise_floor+probes sensitivity pilot rotated long activation+lr_search
-FULL_LOG := logs/full/make.log
+FULL_LOG = $(word 2,$(DEFAULT_FOLDERS))/make.log
 step_targets = $(patsubst %,build_%,$(subst +, ,$(1)))
-full_step = echo "== $$(date -u +%FT%TZ) $(1)" | tee -a $(FULL_LOG); \
-    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $(1) >> $(FULL_LOG) 2>&1 \
-    || echo "== failed: $(1) (see $(FULL_LOG))" | tee -a $(FULL_LOG);
+full_step = echo "== $$(date -u +%FT%TZ) $(1)" | tee -a "$$log"; \
+    $(BIN)/snakemake --profile profiles/local --cores $(CORES) $(1) >> "$$log" 2>&1 \
+    || echo "== failed: $(1) (see $$log)" | tee -a "$$log";
 full: $(VENV)/installed
-	@mkdir -p logs/full
-	@$(foreach step,$(FULL_STEPS),$(call full_step,$(strip $(call step_targets,$(step)))))
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> $(FULL_LOG) 2>&1
+	@log='$(FULL_LOG)'; mkdir -p "$$(dirname "$$log")"; \
+	$(foreach step,$(FULL_STEPS),$(call full_step,$(strip $(call step_targets,$(step)))))
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) >> '$(FULL_LOG)' 2>&1
 
 # Retrain the named seeds' runs and compare every checkpoint digest with reference/<config name>/:
 #   make verify SEEDS=101 [SCOPE=all] [CONFIG=config/smoke.yaml]
@@ -68,8 +83,8 @@ endif
 endif
 # The target comes before --configfile, which would take it for a second config file.
 verify: $(VENV)/installed
-	$(BIN)/snakemake --cores $(CORES) results/$(NAME)/verify/$(SCOPE)/seeds~$(SEEDS).csv \
-	    $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/snakemake --cores $(CORES) '$(RESULTS)/verify/$(SCOPE)/seeds~$(SEEDS).csv' \
+	    $(CONFIG_ARGS)
 
 # Write reference/<config name>/ from a finished (or partly finished) run, and the README's
 # results section from it where the README has one (full, cuda; TREE: the tree that ran it).
@@ -79,13 +94,13 @@ verify: $(VENV)/installed
 #   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml] [REOPEN="probes"] [REPLACE=1]
 TREE ?= .
 reference: $(VENV)/installed
-	$(BIN)/python -m workflow.reference export --tree $(TREE) \
-	    $(if $(CONFIG),--configfile $(CONFIG)) $(if $(REPLACE),--replace) \
-	    $(foreach study,$(REOPEN),--reopen $(study))
-	$(BIN)/python -m workflow.results_page reference/$(NAME)
+	$(BIN)/python -m workflow.reference export --tree '$(TREE)' \
+	    $(CONFIG_ARGS) $(if $(REPLACE),--replace) \
+	    $(foreach study,$(REOPEN),--reopen '$(study)')
+	$(BIN)/python -m workflow.results_page '$(REFERENCE)'
 
 # Copy the pair results (comparisons, probes, search traces) that reference/<config name>/ holds
-# and the tree lacks into results/<config name>/, where this code and config would make them
+# and the tree lacks into the config's results folder, where this code and config would make them
 # again: a new machine then trains only the runs no finished pair holds. The MNIST copy comes
 # first: made after them, it would be newer input of every job upstream of them, and Snakemake
 # would redo them all. Then the machine check: the small reference's seed-101 pair, retrained
@@ -93,29 +108,28 @@ reference: $(VENV)/installed
 # the reference's (README, "On which machines the bits match"). Opt in: a plain `make full`
 # computes everything itself.
 #   make restore [CONFIG=config/smoke.yaml]
-MACHINE_CHECK := results/smoke/verify/main/seeds~101.csv
-MACHINE_CHECK_LOG := $(patsubst results/%.csv,logs/%.log,$(MACHINE_CHECK))
+MACHINE_CHECK = $(SMOKE_RESULTS)/verify/main/seeds~101.csv
+MACHINE_CHECK_LOG = $(word 2,$(SMOKE_FOLDERS))/verify/main/seeds~101.log
 restore: $(VENV)/installed
-	$(BIN)/snakemake --cores 1 resources/mnist.npz $(if $(CONFIG),--configfile $(CONFIG))
-	$(BIN)/snakemake --cores $(CORES) $(MACHINE_CHECK) --configfile config/smoke.yaml \
+	$(BIN)/snakemake --cores 1 resources/mnist.npz $(CONFIG_ARGS)
+	$(BIN)/snakemake --cores $(CORES) '$(MACHINE_CHECK)' --configfile config/smoke.yaml \
 	    || { echo "make restore: this machine does not give reference/smoke's bits (report:"; \
 	         echo "$(MACHINE_CHECK_LOG)), so the runs it trains would differ from"; \
 	         echo "the reference's; nothing restored. To restore anyway, pairs from two kinds of"; \
-	         echo "machine: $(BIN)/python -m workflow.reference restore$(if $(CONFIG), --configfile $(CONFIG))"; \
+	         echo "machine: $(BIN)/python -m workflow.reference restore $(CONFIG_ARGS)"; \
 	         exit 1; }
-	$(BIN)/python -m workflow.reference restore $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/python -m workflow.reference restore $(CONFIG_ARGS)
 
 # Jobs done and left per rule, and an ETA from this machine's finished jobs; starts nothing:
-#   make status [CONFIG=config/smoke.yaml] [TARGETS="results/full/summary/main.csv"]
+#   make status [CONFIG=config/smoke.yaml] [TARGETS="results/summary/main.csv"]
 status: $(VENV)/installed
-	@$(BIN)/python -m workflow.status --cores $(CORES) $(TARGETS) \
-	    $(if $(CONFIG),--configfile $(CONFIG))
+	@$(BIN)/python -m workflow.status --cores $(CORES) $(TARGETS) $(CONFIG_ARGS)
 
 # Intermediate files (checkpoints, dumps, comparisons) that are missing although everything
 # downstream looks current: Snakemake does not rebuild them on its own. Lists them and fails if
 # any; `snakemake <file>` rebuilds one, and the next run updates everything below it.
 missing: $(VENV)/installed
-	@$(BIN)/snakemake --summary $(if $(CONFIG),--configfile $(CONFIG)) 2>/dev/null \
+	@$(BIN)/snakemake --summary $(CONFIG_ARGS) 2>/dev/null \
 	    | awk -F'\t' '$$5 == "missing" {print $$1; n++} END {if (n) {print n " missing"; exit 1} else print "no file is missing"}'
 
 # Keep finished training after a code change that changes none of its bits (show that first:
@@ -123,14 +137,16 @@ missing: $(VENV)/installed
 # under the new code, recording their params and code hash as Snakemake does for a job it ran
 # (so a later config change still retrains), and makes their outputs newer than their inputs,
 # so that only the stages after training rerun. See README, "Reproducibility".
-TRAINING_TARGETS = find results/$(NAME)/runs -type f \( -name run.json -o -name extension.json \) \
-    2>/dev/null; find results/$(NAME)/activation/lr_search -type f -name 'order~*.json' 2>/dev/null
+TRAINING_TARGETS = find '$(RESULTS)/runs' -type f \( -name run.json -o -name extension.json \) \
+    2>/dev/null; find '$(RESULTS)/activation/lr_search' -type f -name 'order~*.json' 2>/dev/null
 adopt-runs: $(VENV)/installed
-	$(BIN)/snakemake $$($(TRAINING_TARGETS)) --touch --cores 1 \
-	    $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/snakemake $$($(TRAINING_TARGETS)) --touch --cores 1 $(CONFIG_ARGS)
 
-# A tree of the layout before per-config folders and run variants (results/runs/...): move its
-# runs, logs, benchmarks and stability traces into results/<name>/ and logs/<name>/, then keep
-# the runs with `make adopt-runs`. Moves nothing if any target exists.
+# A tree of an earlier layout (workflow.migrate): the default config's results/full/ and
+# logs/full/ move to results/ and logs/ with Snakemake's records of every file, so nothing
+# reruns that would not have run before; a tree from before per-config folders and run variants
+# (results/runs/protocol~P/act~...) moves its runs, logs, benchmarks and stability traces into
+# the config's folders, and `make adopt-runs` then keeps its runs. Moves nothing if any target
+# exists.
 migrate-results: $(VENV)/installed
-	$(BIN)/python -m workflow.migrate $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/python -m workflow.migrate $(CONFIG_ARGS)

@@ -4,7 +4,13 @@ from functools import partial
 from pathlib import Path
 
 from workflow.artifacts import read_json
-from workflow.config import DEFAULT_VARIANT, validate_config, variant_config
+from workflow.config import (
+    DEFAULT_VARIANT,
+    logs_root,
+    results_root,
+    validate_config,
+    variant_config,
+)
 from workflow.machine import check_machine
 from workflow.identity import RunId, lr_text
 from workflow import slices
@@ -20,10 +26,12 @@ validate_config(config)
 # whose variables clash with machine.cpu_isa.
 check_machine(config["machine"], os.environ)
 
-# Each config writes to its own roots (its `name`), so results of the small and the full config
-# live side by side; a rule's benchmark TSV sits beside its log.
-RESULTS = f"results/{config['name']}"
-LOGS = f"logs/{config['name']}"
+# The default config (config.yaml, name `full`) writes to results/ and logs/, where its users'
+# commands look (results/summary/main.csv); every other config to results/<name>/ and
+# logs/<name>/, so the small and the full config live side by side (workflow.config). A rule's
+# benchmark TSV sits beside its log.
+RESULTS = results_root(config)
+LOGS = logs_root(config)
 STUDIES = config["studies"]
 ACTIVATION = STUDIES["activation"]
 SENSITIVITY = STUDIES["sensitivity"]

@@ -1,5 +1,5 @@
 # One rule per figure; each is a target of its own:
-#   snakemake --cores 2 results/full/figures/<name>.pdf
+#   snakemake --cores 2 results/figures/<name>.pdf   (another config: results/<name>/figures/)
 # All share one torch-free adapter that dispatches on the figure's name.
 
 

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from workflow import provenance
-from workflow.config import ConfigError, validate_config
+from workflow.config import ConfigError, logs_root, results_root, validate_config
+from workflow.config import main as config_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -501,3 +502,88 @@ def test_code_version_through_symlinked_checkout(tmp_path, monkeypatch) -> None:
     finally:
         provenance.library_files.cache_clear()
     assert re.fullmatch(r"[0-9a-f]{16}", version)
+
+
+# --------------------------------------------------------------------------- folders
+
+
+def _default_layout_folders(config: dict) -> set[str]:
+    """Every folder the rules write at the top of the default config's results/ and logs/:
+    {RESULTS}/<folder>/ and {LOGS}/<folder>/, the run paths and the match views."""
+    text = "\n".join(p.read_text() for p in [ROOT / "Snakefile", *(ROOT / "rules").glob("*.smk")])
+    common = (ROOT / "rules" / "common.smk").read_text()
+    assert 'GROUP_ID = "runs/' in common and 'RUN_ID = f"{GROUP_ID}/' in common
+    studies = config["studies"]
+    views = {
+        "main",
+        "rotated",
+        "noise_floor",
+        *(f"pilot_{policy}" for policy in studies["pilot"]["policies"]),
+        *(f"variant_{variant}" for variant in studies["sensitivity"]["variants"]),
+    }
+    assert 'view="|".join(MATCH_VIEWS)' in text
+    named = {"{GROUP_ID}": {"runs"}, "{RUN_ID}": {"runs"}, "{{view}}": views, "{view}": views}
+    folders: set[str] = set()
+    for first in re.findall(r"\{(?:RESULTS|LOGS)\}/([^/\"]+)/", text):
+        folders |= named.get(first, {first})
+    assert not {folder for folder in folders if "{" in folder}, folders
+    return folders
+
+
+def test_every_folder_of_the_default_layout_is_refused_as_a_name(config) -> None:
+    """Another config of such a name would write its results/<name>/ into the default's."""
+    folders = _default_layout_folders(config)
+    assert {"runs", "summary", "figures", "main", "pilot_reset", "variant_raw_input"} <= folders
+    for folder in sorted(folders):
+        named = copy.deepcopy(config)
+        named["name"] = folder
+        with pytest.raises(ConfigError, match=f"config key name: '{folder}' is a folder the"):
+            validate_config(named)
+    # Views of policies and variants a config may add are refused too.
+    config["name"] = "variant_mine"
+    with pytest.raises(ConfigError, match="config key name"):
+        validate_config(config)
+
+
+@pytest.mark.parametrize("name", ["a;touch${IFS}/tmp/x;#", "Full", "-x", "1st", "a b", ""])
+def test_a_name_that_is_no_plain_folder_name_is_refused(config, name) -> None:
+    config["name"] = name
+    with pytest.raises(ConfigError, match="config key name"):
+        validate_config(config)
+
+
+@pytest.mark.parametrize("name", ["smoke", "cuda", "full", "my-study_2"])
+def test_plain_names_are_accepted(config, name) -> None:
+    config["name"] = name
+    assert validate_config(config) is None
+
+
+def test_the_default_config_writes_to_results_and_logs_others_to_their_own(config) -> None:
+    assert (results_root(config), logs_root(config)) == ("results", "logs")
+    smoke = _deep_merge(config, _load(ROOT / "config" / "smoke.yaml"))
+    assert (results_root(smoke), logs_root(smoke)) == ("results/smoke", "logs/smoke")
+
+
+def test_folders_prints_the_validated_folders(monkeypatch, capsys) -> None:
+    monkeypatch.chdir(ROOT)
+    config_main(["folders"])
+    assert capsys.readouterr().out.split() == ["results", "logs", "reference/full"]
+    config_main(["folders", "--configfile", "config/smoke.yaml", "config/cuda.yaml"])
+    assert capsys.readouterr().out.split() == ["results/cuda", "logs/cuda", "reference/cuda"]
+
+
+def test_folders_prints_nothing_for_an_invalid_config(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(ROOT)
+    bad = tmp_path / "bad.yaml"
+    for text, says in [
+        ("name: 'a;b'\n", "config key name"),
+        ("- a list\n", "holds keys and values, not a list"),
+        ("name: [\n", "while parsing"),
+    ]:
+        bad.write_text(text)
+        with pytest.raises(SystemExit, match=says) as stop:
+            config_main(["folders", "--configfile", str(bad)])
+        assert str(bad) in str(stop.value)
+        assert capsys.readouterr().out == ""
+    with pytest.raises(SystemExit, match="No such file"):
+        config_main(["folders", "--configfile", str(tmp_path / "absent.yaml")])

@@ -55,7 +55,7 @@ def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[in
 
 
 def _results(tmp_path: Path) -> tuple[Path, Path]:
-    results, logs = tmp_path / "results" / "full", tmp_path / "logs" / "full"
+    results, logs = tmp_path / "results", tmp_path / "logs"
     for order, reached in (("ABC", {0: "d0", 25: "d25"}), ("BAC", {0: "e0"})):
         run = RUN.format(seed=101, order=order)
         write_json(results / run / "run.json", _record(101, order, reached, [0, 25]))

@@ -37,6 +37,18 @@ def test_median_seconds_per_rule_from_benchmark_files(tmp_path) -> None:
     assert median_seconds(tmp_path) == {"train_history": 200.0}
 
 
+def test_the_default_configs_times_are_its_own(tmp_path) -> None:
+    """The default config's logs/ holds the other configs' logs/<name>/ too: a small config's
+    jobs once timed the full config's ETA."""
+    for folder, seconds in (("runs/a", 600.0), ("smoke/runs/b", 5.0), ("smoke/runs/c", 5.0)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "train_history.benchmark.tsv").write_text(f"s\n{seconds}\n")
+    (tmp_path / "smoke/probes").mkdir(parents=True)
+    (tmp_path / "smoke/probes/seed~101.benchmark.tsv").write_text("s\n1.0\n")
+    assert median_seconds(tmp_path) == {"train_history": 600.0}
+    assert median_seconds(tmp_path / "smoke") == {"train_history": 5.0, "train_probes": 1.0}
+
+
 def test_report_counts_jobs_and_names_unmeasured_rules() -> None:
     total = {"train_history": 10, "compare_orders_base": 5, "prepare_mnist": 1}
     left = {"train_history": 4, "compare_orders_base": 5}
@@ -54,7 +66,7 @@ def test_report_counts_jobs_and_names_unmeasured_rules() -> None:
 def test_dry_runs_plan_while_jobs_are_running() -> None:
     """A running job's outputs are marked incomplete: without --rerun-incomplete Snakemake
     refuses to plan (IncompleteFilesException), and make status failed while make full ran."""
-    every, left = dry_runs(["results/full/summary/main.csv"], ["config/smoke.yaml"])
+    every, left = dry_runs(["results/summary/main.csv"], ["config/smoke.yaml"])
     for args in (every, left):
         assert {"-n", "--nolock", "--rerun-incomplete"} <= set(args)
         assert args[-2:] == ["--configfile", "config/smoke.yaml"]

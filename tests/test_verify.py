@@ -345,10 +345,10 @@ def test_make_verify_runs_the_verify_target():
     result = make("verify", "SEEDS=101,202", "SCOPE=all", "CONFIG=config/smoke.yaml")
     assert result.returncode == 0, result.stderr
     command = " ".join(result.stdout.replace("\\\n", " ").split())
-    assert "snakemake --cores 2 results/smoke/verify/all/seeds~101,202.csv" in command
-    assert "--configfile config/smoke.yaml" in command
+    assert "snakemake --cores 2 'results/smoke/verify/all/seeds~101,202.csv'" in command
+    assert "--configfile 'config/smoke.yaml'" in command
     default = make("verify", "SEEDS=101")
-    assert "results/full/verify/main/seeds~101.csv" in default.stdout
+    assert "'results/verify/main/seeds~101.csv'" in default.stdout
     assert "--configfile" not in default.stdout
 
 

@@ -91,7 +91,7 @@ def test_parsing_the_workflow_imports_no_torch(tmp_path):
 
 
 def test_default_config_dry_run_has_the_full_main_study(tmp_path):
-    jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n", "results/full/summary/main.csv"))
+    jobs = planned_jobs(snakemake(copy_repo(tmp_path), "-n", "results/summary/main.csv"))
     assert jobs == {
         "prepare_mnist": 1,
         "train_history": 40,
@@ -118,7 +118,7 @@ def _job_blocks(plan: str) -> list[dict[str, str]]:
 def test_training_goes_seed_by_seed_and_a_finished_pair_is_compared_first(tmp_path):
     """Priorities: the main seeds in order, stream 0 before the replicates, both orders of a
     pair alike; every dump, comparison and probe before any training."""
-    targets = [f"results/full/summary/{s}.csv" for s in ("main", "noise_floor", "probes")]
+    targets = [f"results/summary/{s}.csv" for s in ("main", "noise_floor", "probes")]
     jobs = _job_blocks(snakemake(copy_repo(tmp_path), "-n", *targets))
     studies = load_config([REPO / "config.yaml"])["studies"]
     main, floor = studies["main"]["seeds"], studies["noise_floor"]["seeds"]

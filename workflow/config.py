@@ -6,11 +6,17 @@
 Errors name the offending key as a dotted path (``training.lr``) so a researcher can find it.
 Every check here runs in the process that parses the workflow, before any job starts; only
 whether ``training.device`` exists where training runs is left to a job (rules/preflight.smk).
+
+``python -m workflow.config folders [--configfile X ...]`` prints the validated config's results,
+logs and reference folders, one a line: the Makefile takes them from here, never from the YAML,
+so no config value reaches a shell unchecked.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +34,38 @@ MNIST_PER_DIGIT = {
     "train": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
     "test": (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009),
 }
+
+
+# The default config (config.yaml) writes where its users' literal commands look: results/summary/
+# main.csv, results/figures/<name>.pdf, logs/...; every other config writes to results/<name>/ and
+# logs/<name>/, so no two configs mix.
+DEFAULT_NAME = "full"
+# What the default layout holds at the top of results/ and logs/: every {RESULTS}/<folder>/ and
+# {LOGS}/<folder>/ of rules/*.smk, runs/ for the run paths ({RUN_ID}, {GROUP_ID}) and the match
+# views ({view}: main, rotated, noise_floor, pilot_<policy>, variant_<variant>). Another config
+# of one of these names would write into the default's folders (tests/test_config.py derives the
+# list from the rules).
+DEFAULT_LAYOUT_FOLDERS = frozenset(
+    {
+        "activation",
+        "audit",
+        "figures",
+        "long",
+        "main",
+        "noise_floor",
+        "pilot",
+        "preflight",
+        "probes",
+        "rotated",
+        "runs",
+        "sensitivity",
+        "summary",
+        "tables",
+        "trajectories",
+        "verify",
+    }
+)
+DEFAULT_LAYOUT_PREFIXES = ("pilot_", "variant_")
 
 
 class ConfigError(ValueError):
@@ -168,8 +206,38 @@ def _study_errors(config: Mapping[str, Any]) -> list[str]:
     return messages
 
 
+def _name_errors(config: Mapping[str, Any]) -> list[str]:
+    name = config["name"]
+    if name in DEFAULT_LAYOUT_FOLDERS or name.startswith(DEFAULT_LAYOUT_PREFIXES):
+        return [
+            f"config key name: {name!r} is a folder the default config ({DEFAULT_NAME}) writes in "
+            f"results/ and logs/, so this config's results/{name}/ would mix with it; choose "
+            "another name"
+        ]
+    return []
+
+
 def _protocol_errors(config: Mapping[str, Any]) -> list[str]:
-    return _training_errors(config) + _study_errors(config) + _data_size_errors(config)
+    return (
+        _name_errors(config)
+        + _training_errors(config)
+        + _study_errors(config)
+        + _data_size_errors(config)
+    )
+
+
+def results_root(config: Mapping[str, Any]) -> str:
+    """The folder a config writes its results to, relative to the work tree."""
+    return _root("results", config["name"])
+
+
+def logs_root(config: Mapping[str, Any]) -> str:
+    """The folder a config writes its logs and benchmarks to, relative to the work tree."""
+    return _root("logs", config["name"])
+
+
+def _root(top: str, name: str) -> str:
+    return top if name == DEFAULT_NAME else f"{top}/{name}"
 
 
 def merge_config(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,7 +256,12 @@ def load_config(paths: Iterable[str | Path]) -> dict[str, Any]:
     """The config as Snakemake builds it from these files, in order."""
     config: dict[str, Any] = {}
     for path in paths:
-        config = merge_config(config, yaml.safe_load(Path(path).read_text()) or {})
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(loaded, Mapping):
+            raise ConfigError(
+                f"{path}: a config file holds keys and values, not a {type(loaded).__name__}"
+            )
+        config = merge_config(config, loaded)
     return config
 
 
@@ -228,3 +301,24 @@ def validate_config(config: Mapping[str, Any]) -> None:
         messages = _protocol_errors(config) or _variant_errors(config)
     if messages:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(messages))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m workflow.config", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    folders = commands.add_parser(
+        "folders", help="print the results, logs and reference folders of the validated config"
+    )
+    folders.add_argument("--configfile", nargs="+", action="extend", default=[])
+    args = parser.parse_args(argv)
+    files = ["config.yaml", *args.configfile]
+    try:
+        config = load_config(files)
+        validate_config(config)
+    except (OSError, yaml.YAMLError, ConfigError) as error:
+        sys.exit(f"{' + '.join(files)}: {error}")
+    print(results_root(config), logs_root(config), f"reference/{config['name']}", sep="\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -48,7 +48,7 @@ import pandas as pd
 from workflow import manifest, pair_results, progress, registry
 from workflow.accumulate import Merged, check_one_mkl_code, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
-from workflow.config import DEFAULT_VARIANT, load_config
+from workflow.config import DEFAULT_VARIANT, load_config, logs_root, results_root
 from workflow.machine.caps import isa_caps
 from workflow.machine.environment import machine_environment, today
 from workflow.provenance import canonical_json
@@ -526,7 +526,7 @@ def main(argv: list[str] | None = None) -> None:
     # The environment an export records is the one the config's jobs get (before torch loads).
     os.environ.update(isa_caps(config["machine"]["cpu_isa"], os.environ))
     out = args.out or repo / "reference" / config["name"]
-    results, logs = (args.tree / root / config["name"] for root in ("results", "logs"))
+    results, logs = args.tree / results_root(config), args.tree / logs_root(config)
     if args.command == "restore":
         _print_restore(out, results, pair_results.restore(out, results, config))
         return

@@ -28,14 +28,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from workflow.config import load_config
+from workflow.config import load_config, logs_root
 
-# Benchmark files of each rule that has them (rules/*.smk, `benchmark:`), in logs/<name>/.
+# Benchmark files of each rule that has them (rules/*.smk, `benchmark:`), in the config's logs
+# folder. Each pattern starts at a folder of the config's own: the default config's logs/ also
+# holds the other configs' logs/<name>/, whose jobs are not its own.
 BENCHMARKS = {
-    "train_history": "**/train_history.benchmark.tsv",
-    "extend_history": "**/extend_history.benchmark.tsv",
-    "dump_representations": "**/dump_base_representations.benchmark.tsv",
-    "dump_extended_representations": "**/dump_extended_representations.benchmark.tsv",
+    "train_history": "runs/**/train_history.benchmark.tsv",
+    "extend_history": "runs/**/extend_history.benchmark.tsv",
+    "dump_representations": "runs/**/dump_base_representations.benchmark.tsv",
+    "dump_extended_representations": "runs/**/dump_extended_representations.benchmark.tsv",
     "trace_stability": "activation/lr_search/**/order~*.benchmark.tsv",
     "train_probes": "probes/seed~*.benchmark.tsv",
     "audit_run": "audit/**/*.benchmark.tsv",
@@ -159,9 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     every, remaining = dry_runs(args.targets, args.configfile)
     total, left = job_counts(_dry_run(every)), job_counts(_dry_run(remaining))
-    name = load_config(["config.yaml", *args.configfile])["name"]
-    seconds = median_seconds(Path("logs") / name)
-    reference = reference_seconds(Path("reference") / name / "runs.csv")
+    config = load_config(["config.yaml", *args.configfile])
+    seconds = median_seconds(Path(logs_root(config)))
+    reference = reference_seconds(Path("reference") / config["name"] / "runs.csv")
     print(report(progress_table(total, left, seconds, reference), args.cores))
 
 
