@@ -261,6 +261,13 @@ def test_an_export_never_carries_an_edited_table_into_the_folder(tmp_path) -> No
     assert table.read_bytes() == edited  # the folder is left as it was
 
 
+def test_the_pages_written_after_the_export_do_not_break_the_manifest(tmp_path) -> None:
+    out, _ = _reference(tmp_path)
+    for page in manifest.AFTER_EXPORT:  # make reference writes them after the export
+        (out / page).write_text("a page of the folder's own tables\n")
+    assert pair_results.restore(out, tmp_path / "fresh" / "results" / "tiny", FULL).restored == 2
+
+
 @pytest.mark.parametrize("name", ["full", "smoke", "cuda"])
 def test_every_reference_folder_is_as_its_manifest_lists(name) -> None:
     manifest.check(REPO / "reference" / name)
