@@ -359,7 +359,7 @@ def test_complete_run_has_nothing_left_to_do(smoke_run):
 def test_the_small_config_gives_reference_smoke_bit_for_bit(smoke_run):
     """Not only the checkpoints: every pair table, probe result, per-seed table and summary of
     the small config has the bytes reference/smoke holds, made on another CPU (an AMD EPYC;
-    numpy's OpenBLAS is capped with the rest, workflow.blas)."""
+    numpy's OpenBLAS is capped with the rest, workflow.machine.caps)."""
     folder = REPO / "reference/smoke"
     kept = {
         **{
