@@ -117,6 +117,11 @@ def test_a_complete_study_the_tree_did_not_build_is_carried_over_whole(tmp_path)
     assert (prov["studies_complete"], prov["studies_carried"]) == (["main"], ["main"])
     for name in ("summary/main.csv", "tables/main_per_seed.csv", "figures/main_h_repr.png"):
         assert (out / name).is_file(), name
+    assert not (out / "audit" / "determinism.csv").exists()
+    write_csv(tree[0] / "audit" / "determinism.csv", pd.DataFrame({"identical": [True]}))
+    _export(tree, out, "third", STUDIED)
+    _export(restored, out, "fourth", STUDIED)  # a restored tree has no audit: the folder's stays
+    assert read_csv(out / "audit" / "determinism.csv")["identical"].all()
     changed = STUDIED | {"statistics": {"bootstrap_seed": 1}}
     with pytest.raises(reference.StudiesWouldBeLost, match="its config changed"):
         _export(restored, out, "third", changed)

@@ -372,6 +372,19 @@ def export(
     return provenance
 
 
+AUDIT = Path("audit") / "determinism.csv"
+
+
+def carry_audit(results: Path, earlier: Path, out: Path, replace: bool) -> None:
+    """The tree's determinism audit, else the folder's: it retrains checkpoints, which a
+    restored tree lacks, and its runs' digests stay in ``checkpoints.csv`` (the export drops
+    none it cannot match)."""
+    if (results / AUDIT).is_file():
+        _copy(results / AUDIT, out / AUDIT)
+    elif not replace and (earlier / AUDIT).is_file():
+        _copy(earlier / AUDIT, out / AUDIT)
+
+
 def _write(
     results: Path,
     out: Path,
@@ -416,9 +429,7 @@ def _write(
             _copy(pdf, out / "figures" / pdf.name)
     carry_studies(earlier, out, carried or [], config)
     complete = [study for study in STUDIES if study in built or study in (carried or [])]
-    audit = results / "audit" / "determinism.csv"
-    if audit.is_file():
-        _copy(audit, out / "audit" / "determinism.csv")
+    carry_audit(results, earlier, out, replace)
     write_csv(out / "runs.csv", merged.runs)
     write_csv(out / "checkpoints.csv", merged.checkpoints)
     training = config["training"]
