@@ -1,8 +1,9 @@
 """The noise floor's verdict and trajectory in markdown, from the tables the study adds beside
 its summary when they are in the folder: ``tables/noise_floor_decision.csv`` (the rule fixed in
 docs/protocol.md before the data) and the excess at every C checkpoint
-(``tables/noise_floor_trajectory.csv`` for the study's seeds, else ``tables/order_vs_noise.csv``
-for the main seeds). A folder exported before those tables existed shows neither.
+(``tables/noise_floor_trajectory.csv``); and the main study's seeds against their own floor
+(``tables/order_vs_noise_endpoints.csv``, ``tables/order_vs_noise.csv``). A folder exported
+before those tables existed shows none of them.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from typing import Any
 import pandas as pd
 
 from workflow.artifacts import read_csv
+from workflow.headlines import noise_floor_study
 from workflow.markdown import interval, number, p_value, pick, table
 from workflow.phrases import say
 from workflow.summary import endpoint_label
 
 DECISION = "tables/noise_floor_decision.csv"
-# The trajectory tables, the study's own first.
-TRAJECTORIES = ("tables/noise_floor_trajectory.csv", "tables/order_vs_noise.csv")
+TRAJECTORY = "tables/noise_floor_trajectory.csv"
+# The main study's seeds against their own floor: at both endpoints, and at every checkpoint.
+MAIN_ENDPOINTS = "tables/order_vs_noise_endpoints.csv"
+MAIN_TRAJECTORY = "tables/order_vs_noise.csv"
 
 
 def _endpoint(row: pd.Series, common: int) -> str:
@@ -111,8 +115,18 @@ def noise_extras(folder: Path, config: Mapping[str, Any]) -> str:
             )
         common = config["statistics"]["common_endpoint"]
         parts.append(decision_text(read_csv(folder / DECISION), settings, common))
-    for name in TRAJECTORIES:
-        if (folder / name).is_file():
-            parts.append(trajectory_text(read_csv(folder / name), name))
-            break
+    if (folder / TRAJECTORY).is_file():
+        parts.append(trajectory_text(read_csv(folder / TRAJECTORY), TRAJECTORY))
+    return "".join(f"\n\n{part}" for part in parts)
+
+
+def main_extras(folder: Path, alpha: float) -> str:
+    """The main seeds against their own noise floor, at both endpoints and at every C
+    checkpoint, each after a blank line ("" when the folder holds neither)."""
+    parts = []
+    if (folder / MAIN_ENDPOINTS).is_file():
+        endpoints = noise_floor_study(read_csv(folder / MAIN_ENDPOINTS), alpha)
+        parts.append(say("main.against_floor") + "\n\n" + endpoints)
+    if (folder / MAIN_TRAJECTORY).is_file():
+        parts.append(trajectory_text(read_csv(folder / MAIN_TRAJECTORY), MAIN_TRAJECTORY))
     return "".join(f"\n\n{part}" for part in parts)

@@ -26,7 +26,7 @@ import pandas as pd
 from workflow import headlines, replication
 from workflow.artifacts import read_csv, read_json, write_csv
 from workflow.config import load_config
-from workflow.noise_text import noise_extras
+from workflow.noise_text import main_extras, noise_extras
 from workflow.phrases import fill, say, text
 from workflow.progress import study_progress, study_seeds
 from workflow.remaining import Remaining, remaining
@@ -133,6 +133,8 @@ def studies(folder: Path, prov: Mapping[str, Any]) -> str:
         body = headlines.study_text(study, summary, prov["config"])
         if study == "noise_floor":
             body += noise_extras(folder, prov["config"])
+        if study == "main":
+            body += main_extras(folder, round(1 - prov["config"]["statistics"]["ci_level"], 10))
         sections.append(
             fill(
                 "study",
