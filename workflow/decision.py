@@ -60,7 +60,9 @@ def detectable_excess(sd: float, n: int, alpha: float, power: float) -> float:
 
     def shortfall(delta: float) -> float:
         shift = delta / se
-        detected = sps.nct.sf(critical, df, shift) + sps.nct.cdf(-critical, df, shift)
+        # The lower tail as the upper tail of -shift: scipy's nct.cdf gives nan far out in
+        # it for few degrees of freedom (df 1, shift 8), where this stays finite.
+        detected = sps.nct.sf(critical, df, shift) + sps.nct.sf(critical, df, -shift)
         return detected - power
 
     upper = se
