@@ -102,8 +102,7 @@ reference: $(VENV)/installed
 # Copy the pair results (comparisons, probes, search traces) that reference/<config name>/ holds
 # and the tree lacks into the config's results folder, where this code and config would make them
 # again: a new machine then trains only the runs no finished pair holds. The MNIST copy comes
-# first: made after them, it would be newer input of every job upstream of them, and Snakemake
-# would redo them all. Then the machine check: the small reference's seed-101 pair, retrained
+# first (its readers take it as ancient(), so its time never reruns them). Then the machine check: the small reference's seed-101 pair, retrained
 # here in under a minute, must give reference/smoke's bits, or runs trained here could not join
 # the reference's (README, "On which machines the bits match"). Opt in: a plain `make full`
 # computes everything itself.
