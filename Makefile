@@ -102,10 +102,10 @@ reference: $(VENV)/installed
 # Copy the pair results (comparisons, probes, search traces) that reference/<config name>/ holds
 # and the tree lacks into the config's results folder, where this code and config would make them
 # again: a new machine then trains only the runs no finished pair holds. The MNIST copy comes
-# first (its readers take it as ancient(), so its time never reruns them). Then the machine check: the small reference's seed-101 pair, retrained
-# here in under a minute, must give reference/smoke's bits, or runs trained here could not join
-# the reference's (README, "On which machines the bits match"). Opt in: a plain `make full`
-# computes everything itself.
+# first (its readers take it as ancient(), so its time never reruns them). Then the machine
+# check: the small reference's seed-101 pair, retrained here in under a minute, must give
+# reference/smoke's bits, or runs trained here could not join the reference's
+# (docs/reproducibility.md). Opt in: a plain `make full` computes everything itself.
 #   make restore [CONFIG=config/smoke.yaml]
 MACHINE_CHECK = $(SMOKE_RESULTS)/verify/main/seeds~101.csv
 MACHINE_CHECK_LOG = $(word 2,$(SMOKE_FOLDERS))/verify/main/seeds~101.log
