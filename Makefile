@@ -86,11 +86,11 @@ verify: $(VENV)/installed
 	$(BIN)/snakemake --cores $(CORES) '$(RESULTS)/verify/$(SCOPE)/seeds~$(SEEDS).csv' \
 	    $(CONFIG_ARGS)
 
-# Write reference/<config name>/ from a finished (or partly finished) run, and the README's
-# results section from it where the README has one (full, cuda; TREE: the tree that ran it).
-# Runs the folder holds and the tree lacks are kept, and so are its complete studies, which the
-# tree must have built: REOPEN names those it computes anew (new code, say), REPLACE=1 starts
-# the folder afresh:
+# Write reference/<config name>/ from a finished (or partly finished) run (TREE: the tree that
+# ran it), sealed by its SHA256SUMS, then its results page RESULTS.md. Runs and pair results the
+# folder holds and the tree lacks are kept, and so are its complete studies the tree did not
+# build, while their config and pairs are unchanged: REOPEN names those computed anew (new code,
+# say), REPLACE=1 starts the folder afresh:
 #   make reference [TREE=/path/to/clone] [CONFIG=config/smoke.yaml] [REOPEN="probes"] [REPLACE=1]
 TREE ?= .
 reference: $(VENV)/installed
@@ -135,7 +135,7 @@ missing: $(VENV)/installed
 # make verify, or the determinism audit): `snakemake --touch` marks the training jobs done
 # under the new code, recording their params and code hash as Snakemake does for a job it ran
 # (so a later config change still retrains), and makes their outputs newer than their inputs,
-# so that only the stages after training rerun. See README, "Reproducibility".
+# so that only the stages after training rerun (docs/reproducibility.md).
 TRAINING_TARGETS = find '$(RESULTS)/runs' -type f \( -name run.json -o -name extension.json \) \
     2>/dev/null; find '$(RESULTS)/activation/lr_search' -type f -name 'order~*.json' 2>/dev/null
 adopt-runs: $(VENV)/installed
