@@ -1,6 +1,7 @@
 # Helpers shared by the rules: validation, run identities, study -> run mapping, config slices.
 import os
-from functools import partial
+import sys
+from functools import cache, partial
 from pathlib import Path
 
 from workflow.artifacts import read_json
@@ -12,6 +13,7 @@ from workflow.config import (
     variant_config,
 )
 from workflow.machine import check_machine
+from workflow.preflight import device_dry_run
 from workflow.identity import RunId, lr_text
 from workflow import slices
 from workflow.slices import sorted_keys
@@ -301,3 +303,23 @@ TRAJECTORIES = {
     "order_vs_noise": STUDIES["main"]["seeds"],
     "noise_floor_trajectory": STUDIES["noise_floor"]["seeds"],
 }
+
+
+# A dry run of local execution checks training.device at once (rules/preflight.smk,
+# workflow.preflight), since the machine that plans is the one that trains.
+@cache
+def _device_in_dry_run(device):
+    # Snakemake marks every executor that is not local with use_threads (snakemake.api), and
+    # hands a dry run the dry-run executor, not the one planned for.
+    local = not workflow.execution_settings.use_threads
+    print(
+        device_dry_run(device, local, sys.executable, Path(workflow.basedir)),
+        file=sys.stderr,
+    )
+
+
+def device_here(wildcards):
+    """No input: in a dry run, the device check itself (PreflightError where it fails)."""
+    if workflow.dryrun:
+        _device_in_dry_run(wildcards.device)
+    return []

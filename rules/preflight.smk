@@ -7,30 +7,6 @@
 # localrule: it must land where training lands (same threads and memory; profiles/slurm gives
 # it the training rules' settings, gpu included). A dry run of local execution checks the
 # device at once (workflow.preflight), since the machine that plans is the one that trains.
-import sys
-from functools import cache
-
-from workflow.preflight import device_dry_run
-
-
-@cache
-def _device_in_dry_run(device):
-    # Snakemake marks every executor that is not local with use_threads (snakemake.api), and
-    # hands a dry run the dry-run executor, not the one planned for.
-    local = not workflow.execution_settings.use_threads
-    print(
-        device_dry_run(device, local, sys.executable, Path(workflow.basedir)),
-        file=sys.stderr,
-    )
-
-
-def device_here(wildcards):
-    """No input: in a dry run, the device check itself (PreflightError where it fails)."""
-    if workflow.dryrun:
-        _device_in_dry_run(wildcards.device)
-    return []
-
-
 rule check_device:
     input:
         device_here,
