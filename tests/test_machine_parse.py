@@ -4,13 +4,12 @@ writes no cache file and leaves the process's environment as it found it."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-COPIED = ("Snakefile", "config.yaml", "config", "envs", "rules", "workflow")
+from tests.test_workflow import copy_repo
+
 # A compiler that only records that it was called.
 RECORDING_CC = '#!/bin/sh\necho "$@" >> "{log}"\nexit 1\n'
 # Parses the workflow as the real Snakefile does, then reports what the parse changed.
@@ -34,12 +33,7 @@ def _tree(root: Path) -> dict[str, int]:
 def test_a_dry_run_compiles_nothing_writes_nothing_and_changes_no_variable(tmp_path) -> None:
     workdir = tmp_path / "repo"
     workdir.mkdir()
-    for name in COPIED:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, workdir / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, workdir / name)
+    copy_repo(workdir)
     (workdir / "check.smk").write_text(ENVIRONMENT_CHECK)
     log, cc = tmp_path / "cc.log", tmp_path / "cc"
     cc.write_text(RECORDING_CC.format(log=log))
