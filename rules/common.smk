@@ -297,12 +297,9 @@ def noise_floor_pairs(seeds=STUDIES["noise_floor"]["seeds"]):
     }
 
 
-# The trajectories of the order effect against the noise floor (rules/summarize.smk): by table
-# name, the seeds whose squares they read.
-TRAJECTORIES = {
-    "order_vs_noise": STUDIES["main"]["seeds"],
-    "noise_floor_trajectory": STUDIES["noise_floor"]["seeds"],
-}
+# The trajectories of the order effect against the noise floor (rules/summarize.smk, their
+# figures in rules/figures.smk): by table name, the matched view whose seeds and matches they read.
+TRAJECTORIES = {"order_vs_noise": "main", "noise_floor_trajectory": "noise_floor"}
 
 
 # A dry run of local execution checks training.device at once (rules/preflight.smk,

@@ -30,10 +30,7 @@ FIGURE_INPUTS = {
             "per_seed": f"{RESULTS}/tables/{name}_per_seed.csv",
             "matches": f"{RESULTS}/{view}/matches.csv",
         }
-        for name, view in (
-            ("order_vs_noise", "main"),
-            ("noise_floor_trajectory", "noise_floor"),
-        )
+        for name, view in TRAJECTORIES.items()
     },
 }
 

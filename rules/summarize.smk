@@ -163,7 +163,7 @@ rule summarize_order_vs_noise:
 # headline figure) and for the noise floor study's seeds.
 rule tabulate_trajectory:
     input:
-        unpack(lambda w: noise_floor_pairs(TRAJECTORIES[w.trajectory])),
+        unpack(lambda w: noise_floor_pairs(MATCH_VIEWS[TRAJECTORIES[w.trajectory]][1])),
     output:
         summary=report(
             f"{RESULTS}/tables/{{trajectory}}.csv",

@@ -50,7 +50,7 @@ def record(found: Iterable[tuple[str, str]], evidence: str, path: Path = LINEAGE
     lineage = listed(path)
     added = []
     for adapter, version in sorted(set(found)):
-        if version not in accepted(adapter, path) and version not in lineage.get(adapter, {}):
+        if version not in accepted(adapter, path):
             lineage.setdefault(adapter, {})[version] = evidence
             added.append((adapter, version))
     path.write_text(json.dumps(lineage, indent=2, sort_keys=True) + "\n")

@@ -16,13 +16,10 @@ import pandas as pd
 
 from workflow.decision import decide
 from workflow.stats import Bootstrap
+from workflow.studies import at_update
 from workflow.summary import endpoints, stat_row, status_counts
 
 TRAJECTORY_METRICS = ("h_order", "h_floor", "excess")
-
-
-def at_update(comparisons: pd.DataFrame, update: int, metric: str) -> pd.Series:
-    return comparisons[comparisons["update"] == update].set_index("seed")[metric]
 
 
 def is_order_pair(pair: str) -> bool:

@@ -59,17 +59,11 @@ def about(folder: Path, prov: Mapping[str, Any]) -> str:
 
 def remaining_line(left: Remaining) -> str:
     kinds = left.kinds
+    counts = {"study": left.study, "left": left.seeds_left, "jobs": left.jobs}
     untimed = [kind for kind in kinds if kind.timed == 0]
     if untimed:
         kind = untimed[0]
-        return say(
-            "page.remaining_unknown",
-            study=left.study,
-            left=left.seeds_left,
-            jobs=left.jobs,
-            segment=kind.segment,
-            protocol=kind.protocol,
-        )
+        return say("page.remaining_unknown", **counts, segment=kind.segment, protocol=kind.protocol)
     basis = "; ".join(
         say(
             "page.remaining_basis",
@@ -81,14 +75,7 @@ def remaining_line(left: Remaining) -> str:
         )
         for kind in kinds
     )
-    return say(
-        "page.remaining",
-        study=left.study,
-        left=left.seeds_left,
-        jobs=left.jobs,
-        hours=left.hours,
-        basis=basis,
-    )
+    return say("page.remaining", **counts, hours=left.hours, basis=basis)
 
 
 def status(folder: Path, prov: Mapping[str, Any], planned: Mapping[str, Any]) -> str:
