@@ -23,3 +23,12 @@ def deterministic_torch():
     torch.set_num_threads(previous[0])
     torch.use_deterministic_algorithms(previous[1])
     torch.utils.deterministic.fill_uninitialized_memory = previous[2]
+
+
+@pytest.fixture(scope="session")
+def mnist_copy(tmp_path_factory):
+    """One MNIST copy for every scratch tree that trains (tests.trees.copy_repo's ``mnist``),
+    made by the workflow's rule prepare_mnist."""
+    from tests.trees import prepared_mnist
+
+    return prepared_mnist(tmp_path_factory.mktemp("mnist"))

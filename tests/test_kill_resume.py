@@ -1,12 +1,11 @@
 """A training job killed with SIGKILL continues from its last resumable state, bit-identically.
 
-Runs Snakemake for real in scratch copies of the repository (about 2-3 minutes on 2 cores).
+Runs Snakemake for real in scratch copies of the repository (about a minute on 2 cores).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -14,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from tests.test_workflow import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
+from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
 from workflow import reference
 from workflow.artifacts import load_checkpoint
 
@@ -22,20 +21,20 @@ pytestmark = pytest.mark.workflow
 
 RUN = f"{MAIN_RUN}/seed~101/order~ABC"
 TARGET = f"{RUN}/extension.json"
-LAST = f"{RUN}/checkpoints/update~900.npz"
+LAST = f"{RUN}/checkpoints/update~300.npz"
 
 
 def long_config(workdir):
     config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
-    config["training"]["extended_checkpoints"] = [500, 900]
-    config["training"]["state_every"] = 100
+    config["training"]["extended_checkpoints"] = [150, 300]
+    config["training"]["state_every"] = 25
     (workdir / "long.yaml").write_text(yaml.safe_dump(config))
 
 
-def test_killed_extension_resumes_to_the_same_bits(tmp_path):
+def test_killed_extension_resumes_to_the_same_bits(tmp_path, mnist_copy):
     (tmp_path / "killed").mkdir()
     (tmp_path / "fresh").mkdir()
-    killed = copy_repo(tmp_path / "killed")
+    killed = copy_repo(tmp_path / "killed", mnist=mnist_copy)
     long_config(killed)
     log = killed / f"logs/smoke/{RUN.removeprefix('results/smoke/')}/extend_history.log"
     job = subprocess.Popen(
@@ -47,7 +46,7 @@ def test_killed_extension_resumes_to_the_same_bits(tmp_path):
     )
     try:
         deadline = time.monotonic() + 600
-        while "state saved at C update 600" not in (log.read_text() if log.exists() else ""):
+        while "state saved at C update 200" not in (log.read_text() if log.exists() else ""):
             assert job.poll() is None, "the job ended before it could be killed"
             assert time.monotonic() < deadline, "no resumable state within 10 minutes"
             time.sleep(0.5)
@@ -65,14 +64,12 @@ def test_killed_extension_resumes_to_the_same_bits(tmp_path):
     runs, _ = reference.run_tables(killed / "results/smoke", killed / "logs/smoke", segments)
     extended = runs[(runs["segment"] == "extended") & (runs["seed"] == 101)]
     extended = extended[extended["order"] == "ABC"].iloc[0]
-    assert extended["resumed_at"] in (600, 700, 800)
+    assert extended["resumed_at"] in (200, 225, 250, 275)
 
-    fresh = copy_repo(tmp_path / "fresh")
+    fresh = copy_repo(tmp_path / "fresh", mnist=mnist_copy)
     long_config(fresh)
-    (fresh / "resources").mkdir()
-    shutil.copy2(killed / "resources/mnist.npz", fresh / "resources/mnist.npz")
     snakemake(fresh, TARGET, "--configfile", "long.yaml")
-    for update in (500, 900):
+    for update in (150, 300):
         path = f"{RUN}/checkpoints/update~{update}.npz"
         _, resumed = load_checkpoint(killed / path)
         _, uninterrupted = load_checkpoint(fresh / path)

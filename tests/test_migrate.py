@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from tests.test_workflow import REPO, copy_repo, snakemake
+from tests.trees import REPO, copy_repo, snakemake
 from workflow import job_records
 from workflow.migrate import migrate
 from workflow.status import job_counts as planned_jobs
@@ -195,16 +195,12 @@ def _checkpoint_digests(runs: Path) -> dict[str, str]:
 
 
 @pytest.mark.workflow
-def test_a_finished_tree_in_results_full_moves_up_and_retrains_nothing(tmp_path):
+def test_a_finished_tree_in_results_full_moves_up_and_retrains_nothing(tmp_path, mnist_copy):
     """The default config's tree as the code before this layout wrote it (results/full/,
     logs/full/): after `make migrate-results` it plans nothing, its checkpoints are the same
     bits, and Snakemake still knows what made them (a training change retrains)."""
-    workdir = copy_repo(tmp_path)
+    workdir = copy_repo(tmp_path, mnist=mnist_copy)
     shutil.copy2(REPO / "Makefile", workdir / "Makefile")
-    mnist = REPO / "resources" / "mnist.npz"
-    if mnist.is_file():  # saves the download; prepare_mnist checks the digests either way
-        (workdir / "resources").mkdir()
-        shutil.copy2(mnist, workdir / "resources" / "mnist.npz")
     config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
     (workdir / "tiny.yaml").write_text(yaml.safe_dump({**config, "name": "full"}))
     tiny = ("--configfile", "tiny.yaml")

@@ -17,7 +17,7 @@ import torch
 
 from tests.test_pair_results import COMPARISON, FULL, _export, _trained
 from tests.test_resume_store import RUN, job, train
-from tests.test_workflow import MAIN_RUN, SNAKEMAKE, _smoke_with, copy_repo, snakemake
+from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, smoke_with, snakemake
 from workflow import manifest, pair_results
 from workflow.artifacts import ArtifactError, write_csv, write_json
 from workflow.comparisons import comparison_frame, read_comparisons
@@ -333,7 +333,7 @@ def test_a_bad_mnist_copy_stops_the_workflow_before_any_job(tmp_path) -> None:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_a_dry_run_of_local_execution_checks_the_device(tmp_path) -> None:
     workdir = copy_repo(tmp_path)
-    override = _smoke_with(workdir, "gpu", device="cuda", kernels="torch")
+    override = smoke_with(workdir, "gpu", device="cuda", kernels="torch")
     result = subprocess.run(
         [*SNAKEMAKE, "-n", "--cores", "2", "--configfile", override],
         cwd=workdir,

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.test_workflow import HANG_S, MAIN_RUN, copy_repo, snakemake
+from tests.trees import MAIN_RUN, copy_repo, failing_snakemake, snakemake
 from workflow.reference import IDENTITY, load_config, training_digest
 from workflow.verify import (
     IDENTICAL_ENVIRONMENT,
@@ -363,25 +363,9 @@ SEED_101 = [f"{MAIN_RUN}/seed~101/order~{order}/run.json" for order in ("ABC", "
 TARGET = "results/smoke/verify/main/seeds~101.csv"
 
 
-def failing_snakemake(workdir: Path, *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "2", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=HANG_S,
-    )
-    assert result.returncode != 0, result.stdout[-3000:]
-    return result.stdout + result.stderr
-
-
 @pytest.mark.workflow
-def test_verify_passes_on_a_fresh_reference_and_names_a_tampered_checkpoint(tmp_path):
-    workdir = copy_repo(tmp_path)
-    mnist = REPO / "resources" / "mnist.npz"
-    if mnist.is_file():  # saves the download; prepare_mnist checks the digests either way
-        (workdir / "resources").mkdir()
-        shutil.copy2(mnist, workdir / "resources" / "mnist.npz")
+def test_verify_passes_on_a_fresh_reference_and_names_a_tampered_checkpoint(tmp_path, mnist_copy):
+    workdir = copy_repo(tmp_path, mnist=mnist_copy)
     smoke = ("--configfile", "config/smoke.yaml")
     snakemake(workdir, *SEED_101, *smoke)
     subprocess.run(
@@ -439,7 +423,7 @@ def capped_capability(config: dict) -> str:
 
 
 @pytest.mark.workflow
-def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
+def test_the_committed_small_reference_verifies_on_this_machine(tmp_path, mnist_copy):
     """reference/smoke/ was trained by an earlier commit: retraining seed 101 with today's code
     must give the same bits wherever the machine takes the reference's code path (same torch,
     the capability torch dispatches to under machine.cpu_isa's caps, an AVX-512 CPU capped at
@@ -450,7 +434,7 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path):
     from workflow.machine.environment import cpu_model
     from workflow.machine.mkl import steers_mkl
 
-    workdir = copy_repo(tmp_path)
+    workdir = copy_repo(tmp_path, mnist=mnist_copy)
     shutil.copytree(REPO / "reference" / "smoke", workdir / "reference" / "smoke")
     provenance = json.loads((workdir / "reference/smoke/provenance.json").read_text())
     env = provenance["environment"]

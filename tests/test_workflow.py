@@ -22,51 +22,14 @@ import pytest
 import torch
 import yaml
 
+from tests.trees import HANG_S, MAIN_RUN, REPO, SNAKEMAKE, copy_repo, smoke_with, snakemake
 from workflow import pair_results, reference
 from workflow.artifacts import load_checkpoint, save_checkpoint
 from workflow.config import load_config
 from workflow.machine.environment import cpu_flags
 from workflow.status import job_counts as planned_jobs
 
-REPO = Path(__file__).resolve().parent.parent
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-COPIED = ("Snakefile", "config.yaml", "config", "envs", "rules", "workflow")
-
 pytestmark = pytest.mark.workflow
-
-
-def copy_repo(dest: Path) -> Path:
-    for name in COPIED:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, dest / name)
-    return dest
-
-
-# Guards against a hung job, not speed limits: a slow or shared machine must not fail a test
-# (the small config's whole run takes about 10 minutes on 2 free cores, 15-20 on shared ones).
-HANG_S = 3600
-
-
-def snakemake(workdir: Path, *args: str, timeout: int = HANG_S) -> str:
-    result = subprocess.run(
-        [*SNAKEMAKE, "--cores", "2", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-5000:]
-    return output
-
-
-# The small config writes to results/smoke/ and logs/smoke/ (its name).
-MAIN_RUN = (
-    "results/smoke/runs/protocol~class_split/variant~default/act~relu/lr~0.05/optim~reset/stream~0"
-)
 
 
 def test_parsing_the_workflow_imports_no_torch(tmp_path):
@@ -196,14 +159,6 @@ def test_bad_config_stops_before_any_job_naming_the_key(tmp_path, key, value, na
     assert not (workdir / "results").exists()
 
 
-def _smoke_with(workdir: Path, name: str, **training) -> str:
-    """An override file: the small config with these training keys changed."""
-    config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
-    config["training"].update(training)
-    (workdir / f"{name}.yaml").write_text(yaml.safe_dump(config))
-    return f"{name}.yaml"
-
-
 def job_inputs(output: str, rule: str) -> list[str]:
     """The input line of every job of ``rule`` in a dry run's output."""
     blocks = re.findall(rf"^(?:local)?rule {rule}:\n((?:    .*\n)+)", output, flags=re.MULTILINE)
@@ -213,7 +168,7 @@ def job_inputs(output: str, rule: str) -> list[str]:
 def test_a_run_path_writes_the_learning_rate_exactly(tmp_path):
     """f"{lr:g}" once wrote 0.05000001 as 0.05: the run would have trained under lr~0.05."""
     workdir = copy_repo(tmp_path)
-    override = _smoke_with(workdir, "near", lr=0.05000001)
+    override = smoke_with(workdir, "near", lr=0.05000001)
     output = snakemake(workdir, "-n", "results/smoke/summary/main.csv", "--configfile", override)
     assert "/lr~0.05000001/" in output
     assert "/lr~0.05/" not in output
@@ -228,7 +183,7 @@ CLUSTER = ("--executor", "slurm", "--jobs", "2")
 
 def test_the_device_check_runs_before_every_training_job(tmp_path):
     workdir = copy_repo(tmp_path)
-    override = _smoke_with(workdir, "gpu", device="cuda", kernels="torch")
+    override = smoke_with(workdir, "gpu", device="cuda", kernels="torch")
     output = snakemake(workdir, "-n", *CLUSTER, "--configfile", override)
     jobs = planned_jobs(output)
     assert jobs["check_device"] == 1
@@ -260,13 +215,9 @@ def test_the_cpu_needs_no_device_check(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
-def test_a_missing_device_fails_one_job_and_starts_no_training(tmp_path):
-    workdir = copy_repo(tmp_path)
-    mnist = REPO / "resources/mnist.npz"
-    if mnist.exists():  # else prepare_mnist makes it, as in the other tests
-        (workdir / "resources").mkdir()
-        shutil.copy2(mnist, workdir / "resources/mnist.npz")
-    override = _smoke_with(workdir, "gpu", device="cuda", kernels="torch")
+def test_a_missing_device_fails_one_job_and_starts_no_training(tmp_path, mnist_copy):
+    workdir = copy_repo(tmp_path, mnist=mnist_copy)
+    override = smoke_with(workdir, "gpu", device="cuda", kernels="torch")
     # An output of an earlier run that a training job would replace (and so first delete).
     earlier = workdir / MAIN_RUN / "seed~101/order~ABC/run.json"
     earlier.parent.mkdir(parents=True)
@@ -381,7 +332,9 @@ def test_the_small_config_gives_reference_smoke_bit_for_bit(smoke_run):
     assert not differ, differ
 
 
-def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(smoke_run, tmp_path):
+def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(
+    smoke_run, tmp_path, mnist_copy
+):
     """A machine lost with its runs: the reference keeps every finished pair, and a fresh tree
     restored from it (make restore) builds the main, noise floor and probe statistics at once,
     to the same bytes, training nothing, and skips the stability search's traces; a pair it
@@ -389,7 +342,7 @@ def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(s
     that change the shared smoke run."""
     config = load_config([smoke_run / "config.yaml", smoke_run / "config/smoke.yaml"])
     (tmp_path / "fresh").mkdir()
-    fresh = copy_repo(tmp_path / "fresh")
+    fresh = copy_repo(tmp_path / "fresh", mnist=mnist_copy)
     shutil.copy2(REPO / "Makefile", fresh / "Makefile")
     folder = fresh / "reference/smoke"
     results = smoke_run / "results/smoke"
@@ -612,8 +565,8 @@ def test_comments_in_every_library_module_rerun_nothing(smoke_run):
     assert not jobs, jobs
 
 
-def test_diverging_runs_are_recorded_and_counted_not_dropped(tmp_path):
-    workdir = copy_repo(tmp_path)
+def test_diverging_runs_are_recorded_and_counted_not_dropped(tmp_path, mnist_copy):
+    workdir = copy_repo(tmp_path, mnist=mnist_copy)
     config = yaml.safe_load((workdir / "config/smoke.yaml").read_text())
     config["training"]["lr"] = 1e25  # deliberately unstable: the weights overflow
     config["studies"]["main"]["seeds"] = [101]

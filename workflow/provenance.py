@@ -27,21 +27,25 @@ PACKAGES = ("torch", "numpy", "scipy", "pandas", "pyarrow")
 def _workflow_imports(source: Path) -> set[Path]:
     """Files of the ``workflow`` package that ``source`` imports directly."""
     found: set[Path] = set()
-    for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            if name.split(".")[0] != "workflow":
-                continue
-            candidate = REPO_ROOT.resolve().joinpath(*name.split("."))
-            for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-                if path.is_file():
-                    found.add(path)
+    for name in _imported_names(source.read_text(), str(source)):
+        candidate = REPO_ROOT.resolve().joinpath(*name.split("."))
+        for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+            if path.is_file():
+                found.add(path)
     return found
+
+
+@cache
+def _imported_names(source: str, filename: str) -> tuple[str, ...]:
+    """The ``workflow`` modules and names a Python source imports (cached by its text, like
+    ``_syntax``)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    return tuple(name for name in names if name.split(".")[0] == "workflow")
 
 
 @cache
@@ -68,7 +72,14 @@ def behaviour(path: Path) -> bytes:
     docstrings or positions (comments never reach it); any other file's bytes."""
     if path.suffix != ".py":
         return path.read_bytes()
-    tree = ast.parse(path.read_text(), filename=str(path))
+    return _syntax(path.read_text(), str(path))
+
+
+@cache
+def _syntax(source: str, filename: str) -> bytes:
+    # Cached by the text itself: parsing the workflow hashes each module once for all the
+    # rules that import it, and an edited file is parsed again.
+    tree = ast.parse(source, filename=filename)
     for node in ast.walk(tree):
         if not isinstance(node, _DOCUMENTED) or not node.body:
             continue
