@@ -22,7 +22,16 @@ import pytest
 import torch
 import yaml
 
-from tests.trees import HANG_S, MAIN_RUN, REPO, SNAKEMAKE, copy_repo, smoke_with, snakemake
+from tests.trees import (
+    HANG_S,
+    MAIN_RUN,
+    REPO,
+    SNAKEMAKE,
+    copy_repo,
+    smoke_tree,
+    smoke_with,
+    snakemake,
+)
 from workflow import pair_results, reference
 from workflow.artifacts import load_checkpoint, save_checkpoint
 from workflow.config import load_config
@@ -240,10 +249,9 @@ def test_a_missing_device_fails_one_job_and_starts_no_training(tmp_path, mnist_c
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    """The small built-in config, run to completion once for the tests below."""
-    workdir = copy_repo(tmp_path_factory.mktemp("smoke"))
-    snakemake(workdir, "--configfile", "config/smoke.yaml")
-    return workdir
+    """The small built-in config, run to completion once for the tests below (in CI: the tree
+    `make test-slurm` built, tests.trees.smoke_tree)."""
+    return smoke_tree(tmp_path_factory.mktemp("smoke"))
 
 
 def test_smoke_summary_is_complete_and_honest(smoke_run):

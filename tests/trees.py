@@ -1,13 +1,20 @@
-"""Scratch copies of the repository for the tests that run Snakemake, and the one MNIST copy
-they share.
+"""Scratch copies of the repository for the tests that run Snakemake, the one MNIST copy they
+share, and the small config's finished tree.
 
 A copy holds the workflow's files, never your results/. ``copy_repo(dest, mnist=copy)`` puts
 the session's verified MNIST copy (the ``mnist_copy`` fixture, made once by the workflow's own
 rule prepare_mnist) into the tree, so that a test which trains does not fetch it again.
+
+``smoke_tree(dest)`` runs the small config to completion in a copy. Where HISTRES_SMOKE_TREE
+names a finished tree of the same code (`.ci/run` passes the one `make test-slurm` just built
+through SLURM), it copies that tree instead, so that CI runs the small config once; a tree of
+other code is refused by name, never used.
 """
 
 from __future__ import annotations
 
+import filecmp
+import os
 import shutil
 import subprocess
 import sys
@@ -80,3 +87,27 @@ def prepared_mnist(workdir: Path) -> Path:
     """MNIST fetched and verified by rule prepare_mnist in a copy of the repository."""
     snakemake(copy_repo(workdir), MNIST)
     return workdir / MNIST
+
+
+def smoke_tree(dest: Path) -> Path:
+    """The small config run to completion in ``dest`` (HISTRES_SMOKE_TREE: a copy of that one)."""
+    built = os.environ.get("HISTRES_SMOKE_TREE")
+    if not built:
+        snakemake(copy_repo(dest), "--configfile", "config/smoke.yaml")
+        return dest
+    shutil.copytree(built, dest, symlinks=True, dirs_exist_ok=True)
+    other = [name for name in COPIED if _differs(REPO / name, dest / name)]
+    assert not other, f"HISTRES_SMOKE_TREE={built} was built by other code: {other} differ"
+    return dest
+
+
+def _differs(ours: Path, theirs: Path) -> bool:
+    if ours.is_file():
+        return not theirs.is_file() or not filecmp.cmp(ours, theirs, shallow=False)
+    compared = filecmp.dircmp(ours, theirs, ignore=["__pycache__"])
+    if compared.left_only or compared.right_only or compared.funny_files:
+        return True
+    _, mismatch, errors = filecmp.cmpfiles(ours, theirs, compared.common_files, shallow=False)
+    return bool(mismatch or errors) or any(
+        _differs(ours / name, theirs / name) for name in compared.common_dirs
+    )
