@@ -7,37 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.test_reference import REPO, RUN, _record
+from tests.exports import CONFIG, RUN, export_tree, fake_tree
 from workflow import headlines, manifest, reference
 from workflow.accumulate import ReferenceConflict, cpu_vendor, mkl_code
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
-
-CONFIG = {
-    "name": "tiny",
-    "training": {
-        "torch_threads": 1,
-        "kernels": "fused",
-        "device": "cpu",
-        "checkpoints": [0, 25],
-        "extended_checkpoints": [],
-    },
-}
-
-
-def _tree(root: Path, runs: dict[tuple[int, str], dict[int, str]]) -> tuple[Path, Path]:
-    """A tree whose results hold ``runs``: (seed, order) -> the digests it reached."""
-    results, logs = root / "results" / "tiny", root / "logs" / "tiny"
-    (results / "runs").mkdir(parents=True)
-    for (seed, order), reached in runs.items():
-        write_json(
-            results / RUN.format(seed=seed, order=order) / "run.json",
-            _record(seed, order, reached, [0, 25]),
-        )
-    return results, logs
-
-
-def _export(tree: tuple[Path, Path], out: Path, commit: str, config=CONFIG, **kwargs) -> dict:
-    return reference.export(*tree, out, config, REPO, commit=commit, **kwargs)
 
 
 def _runs(out: Path) -> list[tuple[int, str]]:
@@ -48,26 +21,26 @@ def _runs(out: Path) -> list[tuple[int, str]]:
 def test_runs_the_tree_lacks_are_kept_with_the_export_they_came_from(tmp_path) -> None:
     out = tmp_path / "reference"
     lost = {(101, "ABC"): {0: "a0", 25: "a25"}, (202, "ABC"): {0: "b0", 25: "b25"}}
-    _export(_tree(tmp_path / "lost", lost), out, commit="first")
-    prov = _export(_tree(tmp_path / "new", {(202, "ABC"): lost[202, "ABC"]}), out, "second")
+    export_tree(fake_tree(tmp_path / "lost", lost), out, commit="first")
+    prov = export_tree(fake_tree(tmp_path / "new", {(202, "ABC"): lost[202, "ABC"]}), out, "second")
     assert _runs(out) == [(101, "ABC"), (202, "ABC")]
     assert len(read_csv(out / "checkpoints.csv")) == 4
     [kept] = prov["carried_over"]
     assert (kept["seed"], kept["order"], kept["export_commit"]) == (101, "ABC", "first")
     # A third export keeps naming the export that first held the run.
-    prov = _export(_tree(tmp_path / "third", {}), out, "third")
+    prov = export_tree(fake_tree(tmp_path / "third", {}), out, "third")
     assert [run["export_commit"] for run in prov["carried_over"]] == ["first", "second"]
     assert read_json(out / "provenance.json")["carried_over"] == prov["carried_over"]
 
 
 def test_one_run_with_two_sets_of_bits_stops_the_export(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
-    other = _tree(tmp_path / "other", {(101, "ABC"): {0: "a0", 25: "XX"}})
+    export_tree(fake_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    other = fake_tree(tmp_path / "other", {(101, "ABC"): {0: "a0", 25: "XX"}})
     with pytest.raises(ReferenceConflict, match="seed=101, order=ABC, segment=base at update 25"):
-        _export(other, out, "second")
+        export_tree(other, out, "second")
     assert read_json(out / "provenance.json")["export_commit"] == "first"  # left as it was
-    prov = _export(other, out, "second", replace=True)
+    prov = export_tree(other, out, "second", replace=True)
     assert prov["carried_over"] == []
     assert set(read_csv(out / "checkpoints.csv")["params_digest"]) == {"a0", "XX"}
 
@@ -82,15 +55,15 @@ STUDIED = CONFIG | {
 
 def test_an_export_never_drops_a_study_the_folder_holds_complete(tmp_path) -> None:
     out = tmp_path / "reference"
-    tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    tree = fake_tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
     write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
-    assert _export(tree, out, "first", STUDIED)["studies_complete"] == ["main"]
-    restored = _tree(tmp_path / "restored", {})
+    assert export_tree(tree, out, "first", STUDIED)["studies_complete"] == ["main"]
+    restored = fake_tree(tmp_path / "restored", {})
     # Its pair results are not in the folder, so it cannot be carried over either.
     with pytest.raises(reference.StudiesWouldBeLost, match="holds main complete.*build_main"):
-        _export(restored, out, "second", STUDIED)
+        export_tree(restored, out, "second", STUDIED)
     assert read_json(out / "provenance.json")["export_commit"] == "first"  # left as it was
-    assert _export(restored, out, "second", STUDIED, replace=True)["studies_complete"] == []
+    assert export_tree(restored, out, "second", STUDIED, replace=True)["studies_complete"] == []
 
 
 def _with_main_pair(tree: tuple[Path, Path]) -> None:
@@ -104,40 +77,42 @@ def test_a_complete_study_the_tree_did_not_build_is_carried_over_whole(tmp_path)
     """A restored tree cannot rebuild a study that reads checkpoints (activation's audit):
     the folder's summary, tables and figures stay, as long as its pairs and config do."""
     out = tmp_path / "reference"
-    tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    tree = fake_tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
     _with_main_pair(tree)
     write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
     write_csv(tree[0] / "tables" / "main_per_seed.csv", pd.DataFrame({"seed": [101]}))
     (tree[0] / "figures").mkdir()
     (tree[0] / "figures" / "main_h_repr.png").write_bytes(b"png")
-    _export(tree, out, "first", STUDIED)
-    restored = _tree(tmp_path / "restored", {})
+    export_tree(tree, out, "first", STUDIED)
+    restored = fake_tree(tmp_path / "restored", {})
     _with_main_pair(restored)
-    prov = _export(restored, out, "second", STUDIED)
+    prov = export_tree(restored, out, "second", STUDIED)
     assert (prov["studies_complete"], prov["studies_carried"]) == (["main"], ["main"])
     for name in ("summary/main.csv", "tables/main_per_seed.csv", "figures/main_h_repr.png"):
         assert (out / name).is_file(), name
     assert not (out / "audit" / "determinism.csv").exists()
     write_csv(tree[0] / "audit" / "determinism.csv", pd.DataFrame({"identical": [True]}))
-    _export(tree, out, "third", STUDIED)
-    _export(restored, out, "fourth", STUDIED)  # a restored tree has no audit: the folder's stays
+    export_tree(tree, out, "third", STUDIED)
+    export_tree(
+        restored, out, "fourth", STUDIED
+    )  # a restored tree has no audit: the folder's stays
     assert read_csv(out / "audit" / "determinism.csv")["identical"].all()
     changed = STUDIED | {"statistics": {"bootstrap_seed": 1}}
     with pytest.raises(reference.StudiesWouldBeLost, match="its config changed"):
-        _export(restored, out, "third", changed)
+        export_tree(restored, out, "third", changed)
 
 
 def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
     """A study computed anew under new code leaves the folder's complete ones by name only."""
     out = tmp_path / "reference"
-    tree = _tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    tree = fake_tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
     for study in ("main", "probes"):
         write_csv(tree[0] / "summary" / f"{study}.csv", pd.DataFrame({"metric": ["h_repr"]}))
-    _export(tree, out, "first", STUDIED)
+    export_tree(tree, out, "first", STUDIED)
     (tree[0] / "summary" / "probes.csv").unlink()
     with pytest.raises(reference.StudiesWouldBeLost, match="holds probes complete"):
-        _export(tree, out, "second", STUDIED, reopened=["main"])
-    prov = _export(tree, out, "second", STUDIED, reopened=["probes"])
+        export_tree(tree, out, "second", STUDIED, reopened=["main"])
+    prov = export_tree(tree, out, "second", STUDIED, reopened=["probes"])
     assert (prov["studies_complete"], "probes" in prov["studies_pending"]) == (["main"], True)
     assert not (out / "summary" / "probes.csv").exists()
     assert _runs(out) == [(101, "ABC")]
@@ -145,17 +120,21 @@ def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
 
 def test_runs_of_another_training_config_are_dropped_not_kept(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    export_tree(fake_tree(tmp_path / "one", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
     changed = CONFIG | {"training": CONFIG["training"] | {"lr_note": "another"}}
-    prov = _export(_tree(tmp_path / "two", {}), out, "second", config=changed)
+    prov = export_tree(fake_tree(tmp_path / "two", {}), out, "second", config=changed)
     assert (prov["carried_over"], prov["dropped_earlier_runs"]) == ([], 1)
     assert _runs(out) == []
 
 
 def test_the_readme_line_says_how_many_runs_were_kept_and_from_where(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first" * 3)
-    prov = _export(_tree(tmp_path / "new", {(202, "ABC"): {0: "b0", 25: "b25"}}), out, "second")
+    export_tree(
+        fake_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first" * 3
+    )
+    prov = export_tree(
+        fake_tree(tmp_path / "new", {(202, "ABC"): {0: "b0", 25: "b25"}}), out, "second"
+    )
     line = headlines.training_line(out, prov["carried_over"])
     assert line.startswith("Training: 2 jobs (2 ok)")
     assert f"1 of them were kept from earlier exports ({prov['date']} at `firstfirstfi`)" in line
@@ -168,16 +147,16 @@ def test_the_readme_line_says_how_many_runs_were_kept_and_from_where(tmp_path) -
 
 def test_an_export_killed_while_writing_loses_nothing(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    export_tree(fake_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
     out.rename(out.with_name(f".{out.name}.earlier"))  # killed after setting the folder aside
-    prov = _export(_tree(tmp_path / "new", {}), out, "second")
+    prov = export_tree(fake_tree(tmp_path / "new", {}), out, "second")
     assert [run["export_commit"] for run in prov["carried_over"]] == ["first"]
     assert not out.with_name(f".{out.name}.earlier").exists()
 
 
 def test_a_kept_run_whose_record_predates_the_machine_takes_its_exports_cpu(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
+    export_tree(fake_tree(tmp_path / "lost", {(101, "ABC"): {0: "a0", 25: "a25"}}), out, "first")
     runs = read_csv(out / "runs.csv")
     prov = read_json(out / "provenance.json")
     prov["environment"] |= {"cpu_model": "Old CPU", "torch_cpu_capability": "AVX2"}
@@ -186,7 +165,7 @@ def test_a_kept_run_whose_record_predates_the_machine_takes_its_exports_cpu(tmp_
         out / "runs.csv", index=False
     )  # an export from before runs.csv had them
     (out / manifest.NAME).unlink()  # and before manifests
-    _export(_tree(tmp_path / "new", {}), out, "second")
+    export_tree(fake_tree(tmp_path / "new", {}), out, "second")
     kept = read_csv(out / "runs.csv").iloc[0]
     assert (kept["cpu_model"], kept["torch_cpu_capability"]) == ("Old CPU", "AVX2")
 
@@ -208,29 +187,29 @@ def test_runs_of_two_mkl_codes_never_share_a_folder(tmp_path) -> None:
     both could not be checked on any one machine, so the export stops, naming the codes and
     their runs. Records before machine.mkl_cpu take the code of their CPU's vendor."""
     out = tmp_path / "reference"
-    amd = _tree(tmp_path / "amd", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    amd = fake_tree(tmp_path / "amd", {(101, "ABC"): {0: "a0", 25: "a25"}})
     _on_cpu(amd[0], 101, "ABC", "AMD EPYC")
-    _export(amd, out, "first")
-    intel = _tree(tmp_path / "intel", {(202, "ABC"): {0: "b0", 25: "b25"}})
+    export_tree(amd, out, "first")
+    intel = fake_tree(tmp_path / "intel", {(202, "ABC"): {0: "b0", 25: "b25"}})
     _on_cpu(intel[0], 202, "ABC", "Intel(R) Xeon(R) Processor")
     with pytest.raises(ReferenceConflict, match=r"1 ran MKL's intel code, 1 ran MKL's zen code"):
-        _export(intel, out, "second")
+        export_tree(intel, out, "second")
     assert read_csv(out / "runs.csv")["seed"].tolist() == [101]  # the folder as it was
-    _export(intel, out, "afresh", replace=True)
+    export_tree(intel, out, "afresh", replace=True)
     assert read_csv(out / "runs.csv")["cpu_model"].tolist() == ["Intel(R) Xeon(R) Processor"]
-    unknown = _tree(tmp_path / "unknown", {(303, "ABC"): {0: "c0", 25: "c25"}})
+    unknown = fake_tree(tmp_path / "unknown", {(303, "ABC"): {0: "c0", 25: "c25"}})
     _on_cpu(unknown[0], 303, "ABC", "unknown")
-    _export(unknown, out, "third")  # an unknown CPU names no code
+    export_tree(unknown, out, "third")  # an unknown CPU names no code
 
 
 def test_an_intel_run_of_mkls_zen_code_joins_a_folder_of_amd_runs(tmp_path) -> None:
     out = tmp_path / "reference"
-    amd = _tree(tmp_path / "amd", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    amd = fake_tree(tmp_path / "amd", {(101, "ABC"): {0: "a0", 25: "a25"}})
     _on_cpu(amd[0], 101, "ABC", "AMD EPYC")
-    _export(amd, out, "first")
-    intel = _tree(tmp_path / "intel", {(202, "ABC"): {0: "b0", 25: "b25"}})
+    export_tree(amd, out, "first")
+    intel = fake_tree(tmp_path / "intel", {(202, "ABC"): {0: "b0", 25: "b25"}})
     _on_cpu(intel[0], 202, "ABC", "Intel(R) Xeon(R) Processor", mkl="zen")
-    prov = _export(intel, out, "second")
+    prov = export_tree(intel, out, "second")
     runs = read_csv(out / "runs.csv")
     assert runs["seed"].tolist() == [101, 202]
     assert runs["mkl_cpu"].isna().tolist() == [True, False]  # the AMD run's record predates it

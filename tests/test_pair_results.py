@@ -5,75 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
-from tests.test_accumulate import CONFIG, _export, _tree
-from tests.test_reference import RUN, _identity
+from tests.exports import (
+    COMPARISON,
+    FULL,
+    GROUP,
+    TRACE,
+    export_tree,
+    fake_comparison,
+    fake_trace,
+    fake_tree,
+    trained_tree,
+)
 from workflow import lineage, manifest, pair_results
-from workflow.artifacts import read_json, write_csv, write_json
-from workflow.provenance import REPO_ROOT, code_version
-from workflow.slices import dump_config, training_config
-
-GROUP = RUN.rsplit("/", 2)[0]
-COMPARISON = f"{GROUP}/seed~{{seed}}/ABC_vs_BAC/base.csv"
-DIGESTS = {"ABC": {0: "a0", 25: "a25"}, "BAC": {0: "b0", 25: "b25"}}
-# Enough of a config for the slices a comparison records.
-FULL = {
-    **CONFIG,
-    "data": {"digests": {"x": "1"}, "normalize": {"mean": 0.1}, "subset": {"n": 1}},
-    "tasks": {"probe_per_digit": 2, "class_split": {"A": [0]}, "common_per_digit": 3},
-    "model": {"activation": "relu", "width": 8},
-    "evaluation": {"batch_size": 10},
-    "training": {**CONFIG["training"], "checkpoints": [0, 25], "optimizer_at_common": "reset"},
-    "studies": {"activation": {"trace_updates": 5}},
-}
-TRACE = "activation/lr_search/lr~0.05/seed~{seed}/order~ABC.json"
-
-
-def _comparison(results: Path, seed: int, digests=DIGESTS, config=FULL) -> Path:
-    """A tree's comparison of seed's pair, with the provenance compare_runs writes."""
-    table = results / COMPARISON.format(seed=seed)
-    write_csv(table, pd.DataFrame({"seed": [seed, seed], "update": [0, 25], "h_repr": [0.5, 0.1]}))
-    adapter = REPO_ROOT / "workflow/scripts/compare_runs.py"
-    write_json(
-        pair_results.provenance_of(table),
-        {
-            "config": dump_config(config, "default"),
-            "code_version": code_version(adapter),
-            "first": _identity(seed, "ABC"),
-            "second": _identity(seed, "BAC"),
-            "segment": "base",
-            "params_digests": {"first": digests["ABC"], "second": digests["BAC"]},
-        },
-    )
-    return table
-
-
-def _trace(results: Path, seed: int, config=FULL) -> Path:
-    """A tree's stability-search trace, as trace_stability writes it (provenance inside)."""
-    trace = results / TRACE.format(seed=seed)
-    adapter = REPO_ROOT / "workflow/scripts/trace_stability.py"
-    write_json(
-        trace,
-        {
-            "seed": seed,
-            "order": "ABC",
-            "finite": True,
-            "provenance": {
-                "config": training_config(config, "default"),
-                "code_version": code_version(adapter),
-            },
-        },
-    )
-    return trace
-
-
-def _trained(root: Path, seeds: list[int]) -> tuple[Path, Path]:
-    """A tree holding both runs of ``seeds`` and their comparisons."""
-    tree = _tree(root, {(seed, order): DIGESTS[order] for seed in seeds for order in DIGESTS})
-    for seed in seeds:
-        _comparison(tree[0], seed)
-    return tree
+from workflow.artifacts import read_json, write_json
+from workflow.provenance import REPO_ROOT
 
 
 def _comparisons(out: Path) -> list[str]:
@@ -82,7 +27,7 @@ def _comparisons(out: Path) -> list[str]:
 
 def test_export_keeps_each_pair_with_its_provenance(tmp_path) -> None:
     out = tmp_path / "reference"
-    prov = _export(_trained(tmp_path / "tree", [101]), out, "first", config=FULL)
+    prov = export_tree(trained_tree(tmp_path / "tree", [101]), out, "first", config=FULL)
     [result] = pair_results.in_reference(out)
     assert pair_results.provenance_of(result.in_reference(out)).is_file()
     assert (prov["carried_over_results"], prov["dropped_earlier_results"]) == (0, 0)
@@ -90,8 +35,8 @@ def test_export_keeps_each_pair_with_its_provenance(tmp_path) -> None:
 
 def test_pairs_of_a_lost_tree_are_carried_over(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
-    prov = _export(_trained(tmp_path / "new", [202]), out, "second", config=FULL)
+    export_tree(trained_tree(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    prov = export_tree(trained_tree(tmp_path / "new", [202]), out, "second", config=FULL)
     assert prov["carried_over_results"] == 1
     assert _comparisons(out) == [
         f"{GROUP.removeprefix('runs/')}/seed~{seed}/ABC_vs_BAC/base.csv" for seed in (101, 202)
@@ -100,23 +45,23 @@ def test_pairs_of_a_lost_tree_are_carried_over(tmp_path) -> None:
 
 def test_a_pair_that_read_other_bits_than_the_reference_lists_is_dropped(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_trained(tmp_path / "lost", [101]), out, "first", config=FULL)
+    export_tree(trained_tree(tmp_path / "lost", [101]), out, "first", config=FULL)
     [result] = pair_results.in_reference(out)
     prov_path = pair_results.provenance_of(result.in_reference(out))
     prov = read_json(prov_path)
     prov["params_digests"]["second"]["25"] = "XX"
     write_json(prov_path, prov)
     manifest.seal(out)  # as an export would have written it
-    summary = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
+    summary = export_tree(fake_tree(tmp_path / "empty", {}), out, "second", config=FULL)
     assert (summary["carried_over_results"], summary["dropped_earlier_results"]) == (0, 1)
     assert _comparisons(out) == []
 
 
 def test_restore_puts_current_pairs_into_a_new_tree(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    export_tree(trained_tree(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
     results = tmp_path / "fresh" / "results" / "tiny"
-    _comparison(results, 202)  # the new tree made this one itself: left alone
+    fake_comparison(results, 202)  # the new tree made this one itself: left alone
     done = pair_results.restore(out, results, FULL)
     assert (done.restored, done.present, done.refused) == (1, 1, {})
     restored = results / COMPARISON.format(seed=101)
@@ -127,7 +72,7 @@ def test_restore_puts_current_pairs_into_a_new_tree(tmp_path) -> None:
 
 def test_restore_refuses_what_this_config_or_code_would_make_otherwise(tmp_path) -> None:
     out = tmp_path / "reference"
-    _export(_trained(tmp_path / "lost", [101]), out, "first", config=FULL)
+    export_tree(trained_tree(tmp_path / "lost", [101]), out, "first", config=FULL)
     results = tmp_path / "fresh" / "results" / "tiny"
     other_dumps = {**FULL, "evaluation": {"batch_size": 20}}
     done = pair_results.restore(out, results, other_dumps)
@@ -146,12 +91,14 @@ def test_restore_refuses_what_this_config_or_code_would_make_otherwise(tmp_path)
 
 def test_a_search_trace_is_kept_carried_and_restored(tmp_path) -> None:
     """The traces read no checkpoint: a new machine gets them back instead of searching again."""
-    out, tree = tmp_path / "reference", _tree(tmp_path / "lost", {})
-    _trace(tree[0], 101)
-    _export(tree, out, "first", config=FULL)
+    out, tree = tmp_path / "reference", fake_tree(tmp_path / "lost", {})
+    fake_trace(tree[0], 101)
+    export_tree(tree, out, "first", config=FULL)
     assert [r.kind for r in pair_results.in_reference(out)] == ["lr_search"]
     assert (
-        _export(_tree(tmp_path / "new", {}), out, "second", config=FULL)["carried_over_results"]
+        export_tree(fake_tree(tmp_path / "new", {}), out, "second", config=FULL)[
+            "carried_over_results"
+        ]
         == 1
     )
     results = tmp_path / "fresh" / "results" / "tiny"
@@ -163,9 +110,9 @@ def test_a_search_trace_is_kept_carried_and_restored(tmp_path) -> None:
 
 
 def test_a_trace_of_other_search_settings_is_not_restored(tmp_path) -> None:
-    out, tree = tmp_path / "reference", _tree(tmp_path / "lost", {})
-    _trace(tree[0], 101)
-    _export(tree, out, "first", config=FULL)
+    out, tree = tmp_path / "reference", fake_tree(tmp_path / "lost", {})
+    fake_trace(tree[0], 101)
+    export_tree(tree, out, "first", config=FULL)
     results = tmp_path / "fresh" / "results" / "tiny"
     longer = {**FULL, "studies": {"activation": {"trace_updates": 50}}}
     done = pair_results.restore(out, results, longer)
@@ -179,12 +126,12 @@ def test_a_trace_of_other_search_settings_is_not_restored(tmp_path) -> None:
 def test_an_export_drops_the_earlier_results_this_code_would_not_make(tmp_path) -> None:
     """Results of superseded code never count as done: the study computes them anew."""
     out = tmp_path / "reference"
-    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    export_tree(trained_tree(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
     [old, _] = pair_results.in_reference(out)
     prov_path = pair_results.provenance_of(old.in_reference(out))
     write_json(prov_path, read_json(prov_path) | {"code_version": "0123456789abcdef"})
     manifest.seal(out)  # as an export under that code would have written it
-    prov = _export(_tree(tmp_path / "empty", {}), out, "second", config=FULL)
+    prov = export_tree(fake_tree(tmp_path / "empty", {}), out, "second", config=FULL)
     assert (prov["carried_over_results"], prov["dropped_earlier_results"]) == (1, 1)
     assert old not in pair_results.in_reference(out)
 

@@ -9,56 +9,16 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.exports import REPO, RUN, run_record
 from workflow import headlines, pair_results, reference, results_page
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
-
-REPO = Path(__file__).resolve().parent.parent
-RUN = (
-    "runs/protocol~class_split/variant~default/act~relu/lr~0.05/optim~reset/stream~0"
-    "/seed~{seed}/order~{order}"
-)
-
-
-def _identity(seed: int, order: str) -> dict:
-    """A main-protocol run's identity as its records store it (the default variant left out)."""
-    return {
-        "protocol": "class_split",
-        "act": "relu",
-        "lr": 0.05,
-        "optim": "reset",
-        "stream": 0,
-        "seed": seed,
-        "order": order,
-    }
-
-
-def _record(seed: int, order: str, reached: dict[int, str], checkpoints: list[int]) -> dict:
-    return {
-        "status": "ok" if len(reached) == len(checkpoints) else "diverged",
-        "diverged_at": None if len(reached) == len(checkpoints) else {"phase": "common"},
-        "checkpoints": {str(u): d for u, d in reached.items()},
-        "phases": [
-            {"phase": "phase1", "updates": 10, "seconds": 1.0},
-            {"phase": "common", "updates": 30, "seconds": 3.0},
-        ],
-        "provenance": {
-            **_identity(seed, order),
-            "torch_threads": 1,
-            "kernels": "fused",
-            "device": "cpu",
-            "memory_format": "channels_last",
-            "packages": {"torch": "2.14.1"},
-            "code_version": "abc123",
-            "config": {"training": {"checkpoints": checkpoints, "extended_checkpoints": []}},
-        },
-    }
 
 
 def _results(tmp_path: Path) -> tuple[Path, Path]:
     results, logs = tmp_path / "results", tmp_path / "logs"
     for order, reached in (("ABC", {0: "d0", 25: "d25"}), ("BAC", {0: "e0"})):
         run = RUN.format(seed=101, order=order)
-        write_json(results / run / "run.json", _record(101, order, reached, [0, 25]))
+        write_json(results / run / "run.json", run_record(101, order, reached, [0, 25]))
         (logs / run).mkdir(parents=True)
         (logs / run / "train_history.benchmark.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
     group = RUN.format(seed=101, order="ABC").rsplit("/", 1)[0]

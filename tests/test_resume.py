@@ -6,7 +6,7 @@ import dataclasses
 
 import torch
 
-from tests.test_train import DATA, SETTINGS, _fresh_model, _states_equal
+from tests.training import DATA, SETTINGS, fresh_model, states_equal
 from workflow.machine.determinism import configure_torch
 from workflow.model import ModelSpec, build_model, model_state
 from workflow.train import train_history
@@ -42,7 +42,7 @@ def test_saving_states_changes_nothing():
     saving, saving_states, saved, _ = run(build_model(1, ModelSpec()), state_every=4)
     assert [s["update"] for s in saved] == [4, 8, 12, 16]
     assert saving.checkpoints == plain.checkpoints
-    assert _states_equal(saving_states[20], plain_states[20])
+    assert states_equal(saving_states[20], plain_states[20])
 
 
 def test_a_run_resumed_between_checkpoints_matches_the_uninterrupted_run(tmp_path):
@@ -52,8 +52,8 @@ def test_a_run_resumed_between_checkpoints_matches_the_uninterrupted_run(tmp_pat
     torch.save(saved[2], path)  # update 12: after checkpoint 10, with 2 losses pending
     state = torch.load(path, weights_only=True)
     assert state["update"] == 12
-    resumed, resumed_states, _, _ = run(_fresh_model(1, state), resume=state, checkpoints=(20,))
-    assert _states_equal(resumed_states[20], plain_states[20])
+    resumed, resumed_states, _, _ = run(fresh_model(1, state), resume=state, checkpoints=(20,))
+    assert states_equal(resumed_states[20], plain_states[20])
     assert resumed.checkpoints == plain.checkpoints  # 0 and 10 come from the saved record
     assert resumed.init_digest == plain.init_digest
     common = {p["phase"]: p for p in plain.phases}["common"]

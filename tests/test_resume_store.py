@@ -10,60 +10,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.test_train import DATA, SETTINGS, _tensors_equal
+from tests.training import DATA, RUN, SETTINGS, Killed, job, tensors_equal, train
 from workflow.artifacts import load_checkpoint, read_json
 from workflow.model import ModelSpec, build_model
-from workflow.relaxation import BatchStream
 from workflow.resume import BetweenCheckpoints, ResumeState, ResumeStore
-from workflow.runs import RunId
-from workflow.segment import SegmentJob, train_segment
+from workflow.segment import SegmentJob
 from workflow.train import train_history
 
-RUN = RunId("class_split", "relu", 0.05, "reset", 0, 1, "ABC")
 OWNER = {"run": RUN.as_dict(), "segment": "base"}
-BASE, EXTENDED = (0, 10, 20), (30,)
 
 
 # Single-threaded deterministic torch for this module's training (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("deterministic_torch")
-
-
-class Killed(Exception):
-    """Stands for SIGKILL: the job stops where it is, leaving what it wrote."""
-
-
-def job(folder: Path, segment: str = "base", code: str = "code-1", state_every: int = 4):
-    updates = BASE if segment == "base" else EXTENDED
-    run = folder / "run"
-    return SegmentJob(
-        run=RUN,
-        segment=segment,
-        settings=dataclasses.replace(SETTINGS, checkpoints=updates),
-        config={"training": {"lr": 0.05}},
-        code=code,
-        checkpoints={u: run / f"checkpoints/update~{u}.npz" for u in updates},
-        record=run / ("run.json" if segment == "base" else "extension.json"),
-        given_state=run / "state.pt" if segment == "extended" else None,
-        final_state=run / "state.pt" if segment == "base" else None,
-        state_every=state_every,
-    )
-
-
-def train(job: SegmentJob, kill_at: int | None = None) -> list[str]:
-    """Run the job as its adapter does; with ``kill_at``, stop it as it draws that C batch."""
-    lines: list[str] = []
-    draw, drawn = BatchStream.__next__, [0]
-
-    def killing(stream: BatchStream) -> torch.Tensor:
-        drawn[0] += 1
-        if drawn[0] == kill_at:
-            raise Killed(kill_at)
-        return draw(stream)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(BatchStream, "__next__", killing)
-        train_segment(job, build_model(RUN.seed, ModelSpec()), DATA, lines.append)
-    return lines
 
 
 def digests(job: SegmentJob) -> dict[int, str]:
@@ -127,7 +85,7 @@ def test_a_state_saved_between_checkpoints_keeps_its_keys_and_order(tmp_path):
     assert on_disk["record"]["checkpoints"].keys() == {0}
     loaded = ResumeState.load(path, OWNER)
     assert isinstance(loaded.between, BetweenCheckpoints)
-    assert _tensors_equal(loaded.to_dict(), state.to_dict())
+    assert tensors_equal(loaded.to_dict(), state.to_dict())
 
 
 def test_a_state_at_a_checkpoint_has_only_what_c_needs(tmp_path):
@@ -146,7 +104,7 @@ def test_a_state_at_a_checkpoint_has_only_what_c_needs(tmp_path):
     ]
     loaded = ResumeState.load(path, OWNER)
     assert loaded.between is None and loaded.identity is None and loaded.update == 10
-    assert _tensors_equal(loaded.to_dict(), final)
+    assert tensors_equal(loaded.to_dict(), final)
 
 
 def test_a_diverged_segment_leaves_a_state_that_loads_as_none(tmp_path):
@@ -235,7 +193,7 @@ def test_a_killed_job_resumes_to_the_bits_of_an_uninterrupted_one(tmp_path):
     assert "resuming from the state saved at C update 12" in lines
     assert digests(killed) == digests(plain)
     assert record_without_timings(killed.record) == record_without_timings(plain.record)
-    assert _tensors_equal(
+    assert tensors_equal(
         torch.load(killed.final_state, weights_only=True),
         torch.load(plain.final_state, weights_only=True),
     )

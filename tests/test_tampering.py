@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.test_pair_results import COMPARISON, FULL, _export, _trained
-from tests.test_resume_store import RUN, job, train
+from tests.exports import COMPARISON, FULL, export_tree, trained_tree
+from tests.training import RUN, job, train
 from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, smoke_with, snakemake
 from workflow import manifest, pair_results
 from workflow.artifacts import ArtifactError, write_csv, write_json
@@ -215,7 +215,7 @@ def test_a_match_table_of_another_rule_is_refused(tmp_path) -> None:
 
 def _reference(tmp_path: Path) -> tuple[Path, Path]:
     out = tmp_path / "reference"
-    _export(_trained(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
+    export_tree(trained_tree(tmp_path / "lost", [101, 202]), out, "first", config=FULL)
     table = out / "comparisons" / COMPARISON.format(seed=101).removeprefix("runs/")
     return out, table
 
@@ -257,7 +257,7 @@ def test_an_export_never_carries_an_edited_table_into_the_folder(tmp_path) -> No
     table.write_text(table.read_text().replace("0.1", "0.5"))
     edited = table.read_bytes()
     with pytest.raises(manifest.ManifestError, match="changed after the export"):
-        _export(_trained(tmp_path / "new", []), out, "second", config=FULL)
+        export_tree(trained_tree(tmp_path / "new", []), out, "second", config=FULL)
     assert table.read_bytes() == edited  # the folder is left as it was
 
 

@@ -11,10 +11,20 @@ from PIL import Image
 from torchvision import transforms
 
 import workflow.train as train_module
+from tests.training import (
+    CHECKPOINTS,
+    DATA,
+    MEAN,
+    SETTINGS,
+    STD,
+    fresh_model,
+    states_equal,
+    tensors_equal,
+)
 from workflow.artifacts import params_digest
 from workflow.images import normalize
 from workflow.model import ModelSpec, build_model, model_state
-from workflow.tasks import derive_seed, first_per_digit
+from workflow.tasks import derive_seed
 from workflow.train import (
     BatchStream,
     RunRecord,
@@ -22,23 +32,6 @@ from workflow.train import (
     TrainSettings,
     train_history,
 )
-
-MEAN, STD = 0.1307, 0.3081
-CHECKPOINTS = (0, 5, 10)
-
-SETTINGS = TrainSettings(
-    epochs_per_task=1,
-    batch_size=32,
-    lr=0.05,
-    momentum=0.9,
-    weight_decay=0.0,
-    optimizer_at_common="reset",
-    checkpoints=CHECKPOINTS,
-    torch_threads=1,
-    device="cpu",
-    kernels="fused",
-)
-
 
 # Single-threaded deterministic torch for this module's training (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("deterministic_torch")
@@ -88,22 +81,6 @@ def test_normalize_formula_values() -> None:
 
 
 # --------------------------------------------------------------------------- training helpers
-
-
-def _training_data(n: int = 256, seed: int = 0) -> TrainingData:
-    rng = np.random.default_rng(seed)
-    labels = rng.permutation(np.arange(n) % 10)
-    images = normalize(rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8), MEAN, STD)
-    idx = np.arange(n)
-    tasks = {
-        "A": torch.from_numpy(idx[labels < 5]),
-        "B": torch.from_numpy(idx[labels >= 5]),
-        "C": torch.from_numpy(first_per_digit(labels, 5)),
-    }
-    return TrainingData(images, torch.from_numpy(labels).long(), tasks)
-
-
-DATA = _training_data()
 
 
 @dataclasses.dataclass
@@ -160,10 +137,6 @@ def runs() -> dict[str, Run]:
     }
 
 
-def _states_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
-
-
 # --------------------------------------------------------------------------- training tests
 
 
@@ -185,7 +158,7 @@ def test_same_process_reruns_are_bit_identical(runs: dict[str, Run]) -> None:
     assert first.record.checkpoints == second.record.checkpoints
     for checkpoint in CHECKPOINTS:
         a, b = first.states[checkpoint], second.states[checkpoint]
-        assert _states_equal(a, b), checkpoint
+        assert states_equal(a, b), checkpoint
         assert params_digest(a) == params_digest(b)
     assert first.record.phases[0]["epoch_loss"] == second.record.phases[0]["epoch_loss"]
 
@@ -222,7 +195,7 @@ def test_orders_share_init_but_end_different(runs: dict[str, Run]) -> None:
     assert abc.record.init_digest == params_digest(model_state(build_model(1, ModelSpec())))
     assert [p["task"] for p in bac.record.phases] == ["B", "A", "C"]
     for checkpoint in CHECKPOINTS:
-        assert not _states_equal(abc.states[checkpoint], bac.states[checkpoint])
+        assert not states_equal(abc.states[checkpoint], bac.states[checkpoint])
         assert abc.record.checkpoints[checkpoint] != bac.record.checkpoints[checkpoint]
 
 
@@ -242,10 +215,10 @@ def test_optimizer_preserve_vs_reset(runs: dict[str, Run]) -> None:
     reset, preserve = runs["ABC1"], runs["ABC1_preserve"]
     assert preserve.record.status == "ok"
     # Identical up to the start of C: the optimizer choice only matters once C updates run.
-    assert _states_equal(reset.states[0], preserve.states[0])
+    assert states_equal(reset.states[0], preserve.states[0])
     assert reset.record.checkpoints[0] == preserve.record.checkpoints[0]
     for checkpoint in (5, 10):
-        assert not _states_equal(reset.states[checkpoint], preserve.states[checkpoint])
+        assert not states_equal(reset.states[checkpoint], preserve.states[checkpoint])
 
 
 def test_progress_is_logged_by_time_in_every_phase_without_changing_bits(
@@ -403,37 +376,13 @@ def test_train_settings_ignore_unknown_keys_and_take_overrides() -> None:
 # --------------------------------------------------------------------------- resumable state
 
 
-def _fresh_model(seed: int, state: dict | None = None) -> torch.nn.Module:
-    """A model built the way the adapter builds it, then loaded with a saved state."""
-    model = build_model(seed, ModelSpec())
-    if state is not None:
-        model.load_state_dict(state["model"])
-    return model
-
-
-def _tensors_equal(a, b) -> bool:
-    """Bitwise equality of nested dicts / lists / tensors / scalars (optimizer and stream state)."""
-    if isinstance(a, torch.Tensor):
-        return (
-            isinstance(b, torch.Tensor)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and np.array_equal(a.numpy(), b.numpy())
-        )
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_tensors_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple):
-        return len(a) == len(b) and all(_tensors_equal(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
-
-
 def test_state_is_returned_and_complete(runs: dict[str, Run]) -> None:
     run = runs["ABC1"]
     state = run.state
     assert set(state) == {"update", "model", "optimizer", "stream"}
     assert state["update"] == max(CHECKPOINTS)
     weights = {k: v.numpy() for k, v in state["model"].items()}
-    assert _states_equal(weights, run.states[10])
+    assert states_equal(weights, run.states[10])
     assert params_digest(weights) == run.record.checkpoints[10]
     assert set(state["stream"]) == {"generator", "order", "position"}
 
@@ -452,7 +401,7 @@ def test_resume_is_bit_identical_to_uninterrupted(runs: dict[str, Run], policy, 
     resumed = _train(
         "ABC",
         1,
-        model=_fresh_model(1, first.state),
+        model=fresh_model(1, first.state),
         resume=first.state,
         optimizer_at_common=policy,
         checkpoints=(8, 10),
@@ -461,7 +410,7 @@ def test_resume_is_bit_identical_to_uninterrupted(runs: dict[str, Run], policy, 
     assert record.status == "ok"
     assert resumed.calls == [8, 10]
     assert resumed.modes == [False, False]
-    assert _states_equal(resumed.states[10], full.states[10])
+    assert states_equal(resumed.states[10], full.states[10])
     assert record.checkpoints[10] == full.record.checkpoints[10]
     assert params_digest(resumed.states[10]) == full.record.checkpoints[10]
     # Only C runs when resuming, from the saved update on.
@@ -470,9 +419,9 @@ def test_resume_is_bit_identical_to_uninterrupted(runs: dict[str, Run], policy, 
     assert set(record.phases[0]["interval_loss"]) == {8, 10}
     # The state handed back continues as the uninterrupted one would.
     assert resumed.state["update"] == 10
-    assert _tensors_equal(resumed.state["model"], full.state["model"])
-    assert _tensors_equal(resumed.state["optimizer"], full.state["optimizer"])
-    assert _tensors_equal(resumed.state["stream"], full.state["stream"])
+    assert tensors_equal(resumed.state["model"], full.state["model"])
+    assert tensors_equal(resumed.state["optimizer"], full.state["optimizer"])
+    assert tensors_equal(resumed.state["stream"], full.state["stream"])
 
 
 def test_resume_matches_intermediate_checkpoints_too(runs: dict[str, Run]) -> None:
@@ -480,13 +429,13 @@ def test_resume_matches_intermediate_checkpoints_too(runs: dict[str, Run]) -> No
     assert full.record.checkpoints[10] == runs["ABC1"].record.checkpoints[10]
     first = _train("ABC", 1, checkpoints=(0, 5))
     second = _train(
-        "ABC", 1, model=_fresh_model(1, first.state), resume=first.state, checkpoints=(8,)
+        "ABC", 1, model=fresh_model(1, first.state), resume=first.state, checkpoints=(8,)
     )
     third = _train(
-        "ABC", 1, model=_fresh_model(1, second.state), resume=second.state, checkpoints=(10,)
+        "ABC", 1, model=fresh_model(1, second.state), resume=second.state, checkpoints=(10,)
     )
-    assert _states_equal(second.states[8], full.states[8])
-    assert _states_equal(third.states[10], full.states[10])
+    assert states_equal(second.states[8], full.states[8])
+    assert states_equal(third.states[10], full.states[10])
     assert third.record.checkpoints[10] == full.record.checkpoints[10]
 
 
@@ -496,8 +445,8 @@ def test_resume_through_torch_save(runs: dict[str, Run], tmp_path) -> None:
     path = tmp_path / "state.pt"
     torch.save(first.state, path)
     loaded = torch.load(path, weights_only=True)
-    resumed = _train("ABC", 1, model=_fresh_model(1, loaded), resume=loaded, checkpoints=(8, 10))
-    assert _states_equal(resumed.states[10], runs["ABC1"].states[10])
+    resumed = _train("ABC", 1, model=fresh_model(1, loaded), resume=loaded, checkpoints=(8, 10))
+    assert states_equal(resumed.states[10], runs["ABC1"].states[10])
 
 
 def test_resume_of_a_stream_replicate() -> None:
@@ -507,7 +456,7 @@ def test_resume_of_a_stream_replicate() -> None:
         "BAC",
         2,
         stream=1,
-        model=_fresh_model(2, first.state),
+        model=fresh_model(2, first.state),
         resume=first.state,
         checkpoints=(10,),
     )
@@ -532,36 +481,34 @@ def test_resume_does_not_change_the_state_it_was_given() -> None:
         _train(
             "ABC",
             1,
-            model=_fresh_model(1, first.state),
+            model=fresh_model(1, first.state),
             resume=first.state,
             optimizer_at_common="preserve",
             checkpoints=(10,),
         ).record.checkpoints[10]
         for _ in range(2)
     ]
-    assert _tensors_equal(first.state["stream"], saved["stream"])
+    assert tensors_equal(first.state["stream"], saved["stream"])
     # Resuming twice from one in-memory state must give the same run.
     assert twice[0] == twice[1]
-    assert _tensors_equal(first.state["optimizer"], saved["optimizer"])
+    assert tensors_equal(first.state["optimizer"], saved["optimizer"])
 
 
 def test_resume_checkpoint_at_the_saved_update_is_the_saved_weights(runs: dict[str, Run]) -> None:
     first = _train("ABC", 1, checkpoints=(0, 5))
     resumed = _train(
-        "ABC", 1, model=_fresh_model(1, first.state), resume=first.state, checkpoints=(5, 10)
+        "ABC", 1, model=fresh_model(1, first.state), resume=first.state, checkpoints=(5, 10)
     )
     assert resumed.calls == [5, 10]
-    assert _states_equal(resumed.states[5], first.states[5])
-    assert _states_equal(resumed.states[10], runs["ABC1"].states[10])
+    assert states_equal(resumed.states[5], first.states[5])
+    assert states_equal(resumed.states[10], runs["ABC1"].states[10])
 
 
 def test_resume_refuses_checkpoints_before_the_resumed_update() -> None:
     first = _train("ABC", 1, checkpoints=(0, 5))
     # A checkpoint before the resumed update would label later weights with an earlier count.
     with pytest.raises(ValueError, match="resumed update 5"):
-        _train(
-            "ABC", 1, model=_fresh_model(1, first.state), resume=first.state, checkpoints=(3, 10)
-        )
+        _train("ABC", 1, model=fresh_model(1, first.state), resume=first.state, checkpoints=(3, 10))
 
 
 # --------------------------------------------------------------------------- data streams
@@ -573,7 +520,7 @@ def test_stream_changes_data_order_not_initial_weights(runs: dict[str, Run]) -> 
     assert replicate.record.status == "ok"
     assert replicate.record.init_digest == base.record.init_digest
     for checkpoint in CHECKPOINTS:
-        assert not _states_equal(replicate.states[checkpoint], base.states[checkpoint])
+        assert not states_equal(replicate.states[checkpoint], base.states[checkpoint])
     assert replicate.record.checkpoints[10] != base.record.checkpoints[10]
     # Stream 0 is the default: passing it explicitly changes nothing.
     assert _train("ABC", 1, stream=0).record.checkpoints == base.record.checkpoints
