@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 from torchvision import transforms
 
-import workflow.train as train_module
+import workflow.history as history_module
 from tests.training import (
     CHECKPOINTS,
     DATA,
@@ -226,7 +226,7 @@ def test_progress_is_logged_by_time_in_every_phase_without_changing_bits(
 ) -> None:
     # With a zero interval every update logs: lines come from both task phases and from C
     # between checkpoints, and no placeholder is printed as a number.
-    monkeypatch.setattr(train_module, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(history_module, "PROGRESS_SECONDS", 0.0)
     lines: list[str] = []
     model = build_model(1, ModelSpec())
     record, _ = train_history(model, DATA, "ABC", 1, SETTINGS, lambda *_: None, log=lines.append)

@@ -8,16 +8,13 @@ through one ``Learner``.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from workflow.history import TrainingData, TrainSettings
 from workflow.kernels import fused_forward
-
-if TYPE_CHECKING:
-    from workflow.train import TrainingData, TrainSettings
 
 MEMORY_FORMAT = torch.channels_last
 

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import TYPE_CHECKING
 
 import torch
 
 from workflow.artifacts import params_digest
+from workflow.history import Hooks, Progress, RunRecord
 from workflow.learner import Diverged, Learner, Losses, shuffled_batches
 from workflow.model import model_state
 from workflow.resume import BetweenCheckpoints, ResumeState
-
-if TYPE_CHECKING:
-    from workflow.train import Hooks, Progress, RunRecord
 
 
 class BatchStream:
