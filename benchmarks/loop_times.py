@@ -21,23 +21,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TRAINING = ("train_history", "extend_history", "trace_stability")
+sys.path.insert(0, str(REPO))
+
+from benchmarks.job_seconds import benchmarked_seconds  # noqa: E402
 
 
 def seconds(command: list[str], cwd: Path) -> str:
     start = time.monotonic()
     subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
     return f"{time.monotonic() - start:.0f} s"
-
-
-def job_seconds(logs: Path) -> dict[str, float]:
-    """Seconds of the small config's torch jobs by kind, from Snakemake's benchmark files."""
-    spent = {"training": 0.0, "other": 0.0}
-    for path in logs.rglob("*.benchmark.tsv"):
-        seconds = float(path.read_text().splitlines()[1].split("\t")[0])
-        training = path.name.split(".")[0] in TRAINING or "lr_search" in path.parts
-        spent["training" if training else "other"] += seconds
-    return spent
 
 
 def main() -> None:
@@ -55,8 +47,8 @@ def main() -> None:
             rows.append(("dry run of the small config", seconds(dry, clone)))
         if "smoke" in steps:
             rows.append(("make smoke, after the install", seconds(["make", "smoke"], clone)))
-            spent = job_seconds(clone / "logs/smoke")
-            share = spent["other"] / max(sum(spent.values()), 1e-9)
+            spent = benchmarked_seconds(clone / "logs/smoke")
+            share = 1 - spent["training"] / max(sum(spent.values()), 1e-9)
             rows.append(("make smoke: benchmarked jobs other than training", f"{share:.0%}"))
         if "test" in steps:
             rows.append(("make test, after the install", seconds(["make", "test"], clone)))

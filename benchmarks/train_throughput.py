@@ -37,6 +37,7 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.job_seconds import benchmarked_seconds  # noqa: E402
 from workflow.config import load_config  # noqa: E402
 from workflow.images import normalize  # noqa: E402
 from workflow.kernels import fused_forward  # noqa: E402
@@ -259,14 +260,7 @@ def dag_overhead(cores: int) -> dict:
         ]
         for path in records:
             training += sum(p["seconds"] for p in json.loads(path.read_text())["phases"])
-        # Job wall times of the rules with a benchmark file, by kind of job.
-        job_seconds = {"training": 0.0, "dump": 0.0, "other timed": 0.0}
-        for path in work.glob("logs/smoke/**/*.benchmark.tsv"):
-            kind = path.name.split("_")[0]
-            kind = {"train": "training", "extend": "training", "dump": "dump"}.get(
-                kind, "other timed"
-            )
-            job_seconds[kind] += float(path.read_text().splitlines()[1].split("\t")[0])
+        job_seconds = benchmarked_seconds(work / "logs/smoke")
     return {
         "wall_s": wall,
         "training_s": training,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.trees import prepared_mnist
+
 
 @pytest.fixture(scope="module")
 def deterministic_torch():
@@ -29,6 +31,4 @@ def deterministic_torch():
 def mnist_copy(tmp_path_factory):
     """One MNIST copy for every scratch tree that trains (tests.trees.copy_repo's ``mnist``),
     made by the workflow's rule prepare_mnist."""
-    from tests.trees import prepared_mnist
-
     return prepared_mnist(tmp_path_factory.mktemp("mnist"))

@@ -13,7 +13,7 @@ other code is refused by name, never used.
 
 from __future__ import annotations
 
-import filecmp
+import hashlib
 import os
 import shutil
 import subprocess
@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 
 import yaml
+
+from workflow.manifest import digests
 
 REPO = Path(__file__).resolve().parent.parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -96,18 +98,22 @@ def smoke_tree(dest: Path) -> Path:
         snakemake(copy_repo(dest), "--configfile", "config/smoke.yaml")
         return dest
     shutil.copytree(built, dest, symlinks=True, dirs_exist_ok=True)
-    other = [name for name in COPIED if _differs(REPO / name, dest / name)]
-    assert not other, f"HISTRES_SMOKE_TREE={built} was built by other code: {other} differ"
+    ours, theirs = code_digests(REPO), code_digests(dest)
+    other = sorted(
+        name for name in ours.keys() | theirs.keys() if ours.get(name) != theirs.get(name)
+    )
+    assert not other, f"HISTRES_SMOKE_TREE={built} was built by other code: {other[:5]} differ"
     return dest
 
 
-def _differs(ours: Path, theirs: Path) -> bool:
-    if ours.is_file():
-        return not theirs.is_file() or not filecmp.cmp(ours, theirs, shallow=False)
-    compared = filecmp.dircmp(ours, theirs, ignore=["__pycache__"])
-    if compared.left_only or compared.right_only or compared.funny_files:
-        return True
-    _, mismatch, errors = filecmp.cmpfiles(ours, theirs, compared.common_files, shallow=False)
-    return bool(mismatch or errors) or any(
-        _differs(ours / name, theirs / name) for name in compared.common_dirs
-    )
+def code_digests(root: Path) -> dict[str, str]:
+    """Path -> SHA-256 of every workflow file of a tree (workflow.manifest.digests), Python's
+    caches aside."""
+    found = {}
+    for name in COPIED:
+        path = root / name
+        if path.is_dir():
+            found |= {f"{name}/{k}": v for k, v in digests(path).items() if "__pycache__" not in k}
+        elif path.is_file():
+            found[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
