@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from workflow.images import evaluation_data, normalize, rotated_copies
+from workflow.images import evaluation_data, normalize, rotated
 from workflow.mnist import MnistArrays
 from workflow.runs import RunId, training_data
 from workflow.tasks import evaluation_images, training_tasks
@@ -89,33 +89,30 @@ def test_run_id_from_wildcards_rejects_bad_values() -> None:
         RunId.from_wildcards({k: v for k, v in good.items() if k != "order"})
 
 
-# --------------------------------------------------------------------------- rotated_copies
+# --------------------------------------------------------------------------- rotated
 
 
-def test_rotated_copies_single_pixel_moves_counter_clockwise() -> None:
+def test_rotated_single_pixel_moves_counter_clockwise() -> None:
     image = torch.zeros(1, 1, 28, 28)
     image[0, 0, 0, 27] = 1.0  # top-right corner
-    out = rotated_copies(image)
-    assert out.shape == (2, 1, 28, 28)
-    assert torch.equal(out[0], image[0])
+    out = rotated(image)
+    assert out.shape == (1, 1, 28, 28)
     # 90 degrees counter-clockwise: the top-right corner goes to the top-left.
-    assert out[1, 0, 0, 0] == 1.0
-    assert out[1].sum() == 1.0
+    assert out[0, 0, 0, 0] == 1.0
+    assert out.sum() == 1.0
     # And the top-left corner goes to the bottom-left.
     image = torch.zeros(1, 1, 28, 28)
     image[0, 0, 0, 0] = 1.0
-    assert rotated_copies(image)[1, 0, 27, 0] == 1.0
+    assert rotated(image)[0, 0, 27, 0] == 1.0
 
 
-def test_rotated_copies_equals_rot90_of_each_image() -> None:
+def test_rotated_is_rot90_of_each_image() -> None:
     images = torch.from_numpy(np.random.default_rng(1).normal(size=(5, 1, 28, 28))).float()
-    out = rotated_copies(images)
-    assert out.shape == (10, 1, 28, 28)
-    assert torch.equal(out[:5], images)
+    out = rotated(images)
     for i in range(5):
-        assert torch.equal(out[5 + i], torch.rot90(images[i], 1, dims=(-2, -1)))
+        assert torch.equal(out[i], torch.rot90(images[i], 1, dims=(-2, -1)))
         # Three more quarter turns bring it back.
-        assert torch.equal(torch.rot90(out[5 + i], 3, dims=(-2, -1)), images[i])
+        assert torch.equal(torch.rot90(out[i], 3, dims=(-2, -1)), images[i])
 
 
 # --------------------------------------------------------------------------- training_data
@@ -156,6 +153,22 @@ def test_training_data_rotated_has_both_angles() -> None:
     assert torch.equal(
         data.images[data.tasks["B"]], torch.rot90(data.images[data.tasks["A"]], 1, dims=(-2, -1))
     )
+
+
+@pytest.mark.parametrize("protocol", ["class_split", "rotated"])
+def test_training_data_computes_only_the_images_a_task_uses(protocol: str) -> None:
+    config = {**CONFIG, "data": {**CONFIG["data"], "subset": {"train_per_digit": 6}}}
+    n = len(ARRAYS.train_labels)
+    data = training_data(ARRAYS, protocol, config)
+    full = training_data(ARRAYS, protocol, CONFIG)
+    used = np.unique(np.concatenate([data.tasks[name].numpy() for name in "ABC"]))
+    assert 0 < len(used) < len(data.images) == len(full.images)
+    # At their canonical indices, the same bits as when every image is computed; NaN elsewhere.
+    assert torch.equal(data.images[used], full.images[used])
+    unused = np.setdiff1d(np.arange(len(data.images)), used)
+    assert torch.isnan(data.images[unused]).all()
+    assert torch.equal(data.labels, full.labels)
+    assert (used >= n).any() == (protocol == "rotated")
 
 
 # --------------------------------------------------------------------------- evaluation_data

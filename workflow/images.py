@@ -21,9 +21,9 @@ def normalize(images: np.ndarray, mean: float, std: float) -> torch.Tensor:
     return (x.float().div(255) - mean) / std
 
 
-def rotated_copies(images: torch.Tensor) -> torch.Tensor:
-    """Images followed by the same images rotated 90 degrees counter-clockwise."""
-    return torch.cat([images, torch.rot90(images, 1, dims=(-2, -1))])
+def rotated(images: torch.Tensor) -> torch.Tensor:
+    """The images rotated 90 degrees counter-clockwise."""
+    return torch.rot90(images, 1, dims=(-2, -1))
 
 
 def evaluation_data(
@@ -36,6 +36,6 @@ def evaluation_data(
     )
     images = normalize(arrays.test_images[layout.image], norm["mean"], norm["std"])
     turned = torch.from_numpy(layout.angle == 90)
-    images[turned] = torch.rot90(images[turned], 1, dims=(-2, -1))
+    images[turned] = rotated(images[turned])
     labels = torch.from_numpy(arrays.test_labels[layout.image].astype(np.int64))
     return images, labels, layout

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from workflow.history import TrainingData, TrainSettings
 from workflow.kernels import fused_forward
+from workflow.sgd import MomentumSGD
 
 MEMORY_FORMAT = torch.channels_last
 
@@ -85,8 +86,8 @@ class Learner:
         self.labels = data.labels.to(self.device)
         self.optimizer = self.fresh_optimizer()
 
-    def fresh_optimizer(self) -> torch.optim.Optimizer:
-        return torch.optim.SGD(
+    def fresh_optimizer(self) -> MomentumSGD:
+        return MomentumSGD(
             self.model.parameters(),
             lr=self.settings.lr,
             momentum=self.settings.momentum,
@@ -102,7 +103,7 @@ class Learner:
         back every update would synchronise a GPU)."""
         batch = batch.to(self.device)
         x = self.images.index_select(0, batch).contiguous(memory_format=MEMORY_FORMAT)
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad()
         loss = F.cross_entropy(self.forward(x), self.labels.index_select(0, batch))
         loss.backward()
         self.optimizer.step()

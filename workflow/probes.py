@@ -44,6 +44,7 @@ from torch import nn
 from workflow.artifacts import params_digest
 from workflow.model import HistoryNet, model_state
 from workflow.probe_columns import PROBE_COLUMNS
+from workflow.sgd import MomentumSGD
 
 ORDERS = ("ABC", "BAC")
 N_CLASSES = 10
@@ -164,7 +165,7 @@ def train_head(
         torch.manual_seed(probe_seed)
         head = nn.Linear(features.shape[1], N_CLASSES)
     labels = labels.long()
-    optimizer = torch.optim.SGD(
+    optimizer = MomentumSGD(
         head.parameters(),
         lr=settings.lr,
         momentum=settings.momentum,
@@ -177,7 +178,7 @@ def train_head(
         order = torch.randperm(n, generator=generator)
         for start in range(0, n, settings.batch_size):
             batch = order[start : start + settings.batch_size]
-            optimizer.zero_grad(set_to_none=True)
+            optimizer.zero_grad()
             F.cross_entropy(head(features[batch]), labels[batch]).backward()
             optimizer.step()
     return head

@@ -50,7 +50,7 @@ class TrainingTasks:
     """Indices of tasks A and B and of the common distribution C into the protocol's images.
 
     Image ``i < n`` is canonical training image ``i`` upright; in the rotated protocol image
-    ``n + i`` is the same image rotated by 90 degrees (see ``rotated_copies``).
+    ``n + i`` is the same image rotated by 90 degrees (``workflow.images.rotated``).
     """
 
     A: np.ndarray
