@@ -102,6 +102,26 @@ def test_a_complete_study_the_tree_did_not_build_is_carried_over_whole(tmp_path)
         export_tree(restored, out, "third", changed)
 
 
+def test_a_study_the_tree_half_rebuilt_is_carried_over_not_dropped(tmp_path) -> None:
+    """A tree whose build_main stopped after the summary, before a figure the folder holds,
+    has not built main: the export keeps the folder's files rather than dropping the figure."""
+    out = tmp_path / "reference"
+    tree = fake_tree(tmp_path / "full", {(101, "ABC"): {0: "a0", 25: "a25"}})
+    _with_main_pair(tree)
+    write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
+    (tree[0] / "figures").mkdir()
+    (tree[0] / "figures" / "main_h_repr.png").write_bytes(b"png")
+    export_tree(tree, out, "first", STUDIED)
+    (tree[0] / "figures" / "main_h_repr.png").unlink()
+    write_csv(tree[0] / "summary" / "main.csv", pd.DataFrame({"metric": ["rebuilt"]}))
+    prov = export_tree(tree, out, "second", STUDIED)
+    assert (prov["studies_complete"], prov["studies_carried"]) == (["main"], ["main"])
+    assert (out / "figures" / "main_h_repr.png").read_bytes() == b"png"
+    assert read_csv(out / "summary" / "main.csv")["metric"].tolist() == ["h_repr"]
+    assert reference.studies_built(tree[0], out) == []
+    assert reference.studies_built(tree[0]) == ["main"]
+
+
 def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
     """A study computed anew under new code leaves the folder's complete ones by name only."""
     out = tmp_path / "reference"

@@ -23,7 +23,7 @@ from workflow.machine.environment import (
     run_machine,
 )
 from workflow.machine.mkl import mkl_preload, shim
-from workflow.reference import machine_columns
+from workflow.run_tables import machine_columns
 
 REPO = Path(__file__).resolve().parent.parent
 LINUX_X86 = (platform.system(), platform.machine()) == ("Linux", "x86_64")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.exports import REPO, RUN, run_record
-from workflow import headlines, pair_results, reference, results_page
+from workflow import headlines, pair_results, reference, results_page, run_tables
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 
 
@@ -42,7 +42,7 @@ def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) ->
             | {"machine": machine | {"isa_overrides": {}}}
         },
     )
-    runs, checkpoints = reference.run_tables(results, logs, {"base": [0, 25]})
+    runs, checkpoints = run_tables.run_tables(results, logs, {"base": [0, 25]})
     assert list(runs["order"]) == ["ABC", "BAC"]
     assert list(runs["cpu_model"]) == ["CPU", ""]  # BAC's record predates the machine
     assert list(runs["isa_overrides"]) == ["none", ""]
@@ -61,7 +61,7 @@ def test_a_resumed_job_is_timed_on_the_updates_it_trained(tmp_path) -> None:
     results, logs = _results(tmp_path)
     log = logs / RUN.format(seed=101, order="BAC") / "train_history.log"
     log.write_text("... resuming from the state saved at C update 10\n...")
-    runs, _ = reference.run_tables(results, logs, {"base": [0, 25]})
+    runs, _ = run_tables.run_tables(results, logs, {"base": [0, 25]})
     bac = runs[runs["order"] == "BAC"].iloc[0]
     assert bac["resumed_at"] == 10
     assert bac["updates"] == 40 and bac["updates_per_s"] == (40 - 10) / 4.0
@@ -69,7 +69,7 @@ def test_a_resumed_job_is_timed_on_the_updates_it_trained(tmp_path) -> None:
     record = results / RUN.format(seed=101, order="BAC") / "run.json"
     phases = [p for p in read_json(record)["phases"] if p["phase"] != "common"]
     write_json(record, read_json(record) | {"phases": phases})
-    runs, _ = reference.run_tables(results, logs, {"base": [0, 25]})
+    runs, _ = run_tables.run_tables(results, logs, {"base": [0, 25]})
     assert runs[runs["order"] == "BAC"]["updates_per_s"].isna().all()
 
 
@@ -183,7 +183,7 @@ def test_reference_folder_is_consistent() -> None:
     runs = read_csv(folder / "runs.csv")
     ok = checkpoints[checkpoints["status"] == "ok"]
     assert ok["params_digest"].str.fullmatch(r"[0-9a-f]{64}").all()
-    assert len(runs) == len(checkpoints.groupby([*reference.IDENTITY, "segment"]))
+    assert len(runs) == len(checkpoints.groupby([*run_tables.IDENTITY, "segment"]))
     assert prov["config"] == reference.load_config([REPO / "config.yaml"])
 
 

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from tests.trees import MAIN_RUN, copy_repo, failing_snakemake, snakemake
-from workflow.reference import IDENTITY, load_config, training_digest
+from workflow.reference import load_config, training_digest
+from workflow.run_tables import IDENTITY
 from workflow.verify import (
     IDENTICAL_ENVIRONMENT,
     ConfigMismatch,

@@ -35,11 +35,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,38 +47,14 @@ import pandas as pd
 from workflow import manifest, pair_results, progress, registry
 from workflow.accumulate import Merged, check_one_mkl_code, merge_earlier
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
-from workflow.config import DEFAULT_VARIANT, load_config, logs_root, results_root
+from workflow.config import load_config, logs_root, results_root
 from workflow.machine.caps import isa_caps
 from workflow.machine.environment import machine_environment, today
 from workflow.provenance import canonical_json
+from workflow.run_tables import IDENTITY, run_tables
 
-IDENTITY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")
-RECORDS = {"base": "run.json", "extended": "extension.json"}
-JOBS = {"base": "train_history", "extended": "extend_history"}
 STUDIES = registry.NAMES
 PDF_LIMIT_BYTES = 200_000
-RUN_COLUMNS = [
-    *IDENTITY,
-    "segment",
-    "status",
-    "diverged_at",
-    "updates",
-    "train_s",
-    "wall_s",
-    "resumed_at",
-    "updates_per_s",
-    "torch_threads",
-    "kernels",
-    "device",
-    "memory_format",
-    "torch",
-    "cpu_model",
-    "torch_cpu_capability",
-    "isa_overrides",
-    "mkl_cpu",
-    "code_version",
-]
-CHECKPOINT_COLUMNS = [*IDENTITY, "segment", "update", "status", "params_digest"]
 
 
 def config_digest(config: Mapping[str, Any]) -> str:
@@ -89,22 +64,22 @@ def config_digest(config: Mapping[str, Any]) -> str:
 # What a checkpoint's bits depend on besides its run's identity (seed, order, lr ...): the
 # verification compares this slice, so a change elsewhere (statistics, studies) leaves the
 # reference's digests checkable.
-TRAINING_KEYS = {
+VERIFIED_KEYS = {
     "data": ("digests", "normalize", "subset"),
     "tasks": ("class_split", "common_per_digit"),
     "model": None,
     "training": None,
 }
 # Changes no bit: how often a job saves its resumable state.
-NOT_TRAINING = {"training": ("state_every",)}
+NOT_VERIFIED = {"training": ("state_every",)}
 
 
 def training_config(config: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for head, keys in TRAINING_KEYS.items():
+    for head, keys in VERIFIED_KEYS.items():
         section = config.get(head, {})
         chosen = keys if keys is not None else tuple(section)
-        dropped = NOT_TRAINING.get(head, ())
+        dropped = NOT_VERIFIED.get(head, ())
         out[head] = {key: section[key] for key in chosen if key in section and key not in dropped}
     return out
 
@@ -131,129 +106,6 @@ def git_commit(repo: Path) -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def _records(results: Path) -> Iterable[tuple[str, Path, dict]]:
-    for segment, name in RECORDS.items():
-        for path in sorted((results / "runs").glob(f"**/{name}")):
-            yield segment, path, read_json(path)
-
-
-def _job_file(logs: Path, run_dir: Path, results: Path, segment: str, suffix: str) -> Path:
-    """A file Snakemake wrote for a run's training job: its log or its benchmark."""
-    return logs / run_dir.relative_to(results) / f"{JOBS[segment]}{suffix}"
-
-
-def _job_seconds(logs: Path, run_dir: Path, results: Path, segment: str) -> float | None:
-    """Wall time of the training job, from Snakemake's benchmark file (beside its log)."""
-    tsv = _job_file(logs, run_dir, results, segment, ".benchmark.tsv")
-    if not tsv.is_file():
-        return None
-    return float(pd.read_csv(tsv, sep="\t")["s"].iloc[0])
-
-
-# The line workflow.resume logs when a job continues from a saved state. The C updates before
-# that state were timed by the job that saved it, whose seconds the run record does not keep.
-RESUMED = re.compile(r"resuming from the state saved at C update (\d+)")
-
-
-def _resumed_at(logs: Path, run_dir: Path, results: Path, segment: str) -> int | None:
-    """The C update the job that wrote the record resumed from (None: it started afresh, or
-    its log is gone); Snakemake's log holds the last attempt, the one that wrote the record."""
-    log = _job_file(logs, run_dir, results, segment, ".log")
-    found = RESUMED.findall(log.read_text()) if log.is_file() else []
-    return int(found[-1]) if found else None
-
-
-def _timed_updates(
-    phases: Sequence[Mapping[str, Any]],
-    updates: int,
-    resumed_at: int | None,
-    segment: str,
-    segments: Mapping[str, Sequence[int]],
-) -> int | None:
-    """The record's ``updates`` its seconds cover: all but those of C before ``resumed_at``;
-    None when a resumed job's record has no C phase (it diverged before C's end), so the split
-    of its seconds is unknown."""
-    if resumed_at is None:
-        return updates
-    if not any(phase["phase"] == "common" for phase in phases):
-        return None
-    # The segment's C starts after the base segment's last checkpoint when extended.
-    first_c = 0 if segment == "base" else max(segments["base"])
-    return updates - (resumed_at - first_c)
-
-
-def machine_columns(machine: Mapping[str, Any] | None) -> dict[str, str]:
-    """A run's machine as runs.csv shows it; empty where its record predates ``machine``."""
-    if machine is None:
-        return {"cpu_model": "", "torch_cpu_capability": "", "isa_overrides": "", "mkl_cpu": ""}
-    caps = machine["isa_overrides"]
-    return {
-        "cpu_model": machine["cpu_model"],
-        "torch_cpu_capability": machine["torch_cpu_capability"],
-        "isa_overrides": " ".join(f"{k}={v}" for k, v in sorted(caps.items())) or "none",
-        # Records before machine.mkl_cpu lack it; the CPU's vendor tells (accumulate.mkl_code).
-        "mkl_cpu": machine.get("mkl_cpu") or "",
-    }
-
-
-def run_tables(
-    results: Path, logs: Path, segments: Mapping[str, Sequence[int]]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(runs, checkpoints): every training job under ``results/runs`` and every checkpoint of
-    its segment (``segments``: the config's checkpoint updates), reached or not."""
-    runs, checkpoints = [], []
-    for segment, path, record in _records(results):
-        prov = record["provenance"]
-        # A run's record leaves the default variant out (workflow.identity.RunId.as_dict).
-        identity = {key: prov.get(key, DEFAULT_VARIANT) for key in IDENTITY}
-        phases = record.get("phases", [])
-        updates = sum(phase["updates"] for phase in phases)
-        train_s = sum(phase["seconds"] for phase in phases)
-        wall_s = _job_seconds(logs, path.parent, results, segment)
-        resumed_at = _resumed_at(logs, path.parent, results, segment)
-        timed = _timed_updates(phases, updates, resumed_at, segment, segments)
-        runs.append(
-            {
-                **identity,
-                "segment": segment,
-                "status": record["status"],
-                "diverged_at": canonical_json(record["diverged_at"])
-                if record.get("diverged_at")
-                else "",
-                "updates": updates,
-                "train_s": round(train_s, 1),
-                "wall_s": wall_s,
-                "resumed_at": resumed_at,
-                "updates_per_s": round(timed / train_s, 2) if train_s and timed else None,
-                "torch_threads": prov["torch_threads"],
-                "kernels": prov["kernels"],
-                "device": prov["device"],
-                "memory_format": prov["memory_format"],
-                "torch": prov["packages"]["torch"],
-                **machine_columns(prov.get("machine")),
-                "code_version": prov["code_version"],
-            }
-        )
-        reached = {int(update): digest for update, digest in record["checkpoints"].items()}
-        for update in segments[segment]:
-            checkpoints.append(
-                {
-                    **identity,
-                    "segment": segment,
-                    "update": update,
-                    "status": "ok" if update in reached else "diverged",
-                    "params_digest": reached.get(update, ""),
-                }
-            )
-    key = [*IDENTITY, "segment"]
-    runs_table = pd.DataFrame(runs, columns=RUN_COLUMNS)
-    checkpoint_table = pd.DataFrame(checkpoints, columns=CHECKPOINT_COLUMNS)
-    return (
-        runs_table.sort_values(key, kind="stable", ignore_index=True),
-        checkpoint_table.sort_values([*key, "update"], kind="stable", ignore_index=True),
-    )
-
-
 def _copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
@@ -263,9 +115,20 @@ class StudiesWouldBeLost(RuntimeError):
     """The folder holds complete studies that the exporting tree neither built nor can carry."""
 
 
-def studies_built(results: Path) -> list[str]:
-    """The studies whose summary the tree holds: the ones an export calls complete."""
-    return [study for study in STUDIES if (results / "summary" / f"{study}.csv").is_file()]
+def studies_built(results: Path, folder: Path | None = None) -> list[str]:
+    """The studies the tree built: its summary there, and every file of the study that the
+    reference ``folder`` holds there too. A tree that rebuilt a summary and not yet its figures
+    (a half-finished ``build_<study>``) has not built the study: exported, it would drop them."""
+
+    def names(study: str, where: Path) -> set[Path]:
+        return {path.relative_to(where) for path in registry.BY_NAME[study].files(where)}
+
+    return [
+        study
+        for study in STUDIES
+        if (results / "summary" / f"{study}.csv").is_file()
+        and (folder is None or names(study, folder) <= names(study, results))
+    ]
 
 
 def studies_held(folder: Path) -> list[str]:
@@ -350,7 +213,8 @@ def export(
     earlier = out.with_name(f".{out.name}.earlier")
     if earlier.exists() and not out.exists():
         earlier.rename(out)  # an export killed while writing: the folder it had set aside
-    carried = [] if replace else to_carry(studies_held(out), studies_built(results), reopened)
+    built = studies_built(results, None if replace else out)
+    carried = [] if replace else to_carry(studies_held(out), built, reopened)
     if carried:
         check_carried(carried, pair_results.folder_config(out), config)
     runs, checkpoints = run_tables(results, logs, segments)
@@ -360,7 +224,8 @@ def export(
         out.rename(earlier)
     try:
         kept = None if replace else carried
-        provenance = _write(results, out, earlier, config, commit, kept, runs, checkpoints)
+        merged = _merged(earlier, runs, checkpoints, config, replace)
+        provenance = _write(results, out, earlier, config, commit, built, kept, merged)
     except BaseException:
         if out.exists():
             shutil.rmtree(out)
@@ -385,33 +250,46 @@ def carry_audit(results: Path, earlier: Path, out: Path, replace: bool) -> None:
         _copy(earlier / AUDIT, out / AUDIT)
 
 
+def _merged(
+    earlier: Path, runs: pd.DataFrame, checkpoints: pd.DataFrame, config, replace: bool
+) -> Merged:
+    """The tree's runs and checkpoints, with the earlier folder's that the tree lacks."""
+    if replace:
+        return Merged(runs, checkpoints)
+    digest = training_digest(config)
+    return merge_earlier(earlier, runs, checkpoints, digest, [*IDENTITY, "segment"])
+
+
+def _copy_built(results: Path, out: Path, built: Sequence[str]) -> None:
+    """The tree's summaries of the studies it built, its tables and its figures (PDFs while
+    small); a carried study's files then overwrite any the tree half rebuilt."""
+    for study in built:
+        _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
+    for table in sorted((results / "tables").glob("*.csv")):
+        _copy(table, out / "tables" / table.name)
+    for figure in sorted((results / "figures").glob("*.png")):
+        _copy(figure, out / "figures" / figure.name)
+        pdf = figure.with_suffix(".pdf")
+        if pdf.is_file() and pdf.stat().st_size <= PDF_LIMIT_BYTES:
+            _copy(pdf, out / "figures" / pdf.name)
+
+
 def _write(
     results: Path,
     out: Path,
     earlier: Path,
     config: Mapping[str, Any],
     commit: str,
+    built: Sequence[str],
     carried: Sequence[str] | None,
-    runs: pd.DataFrame,
-    checkpoints: pd.DataFrame,
+    merged: Merged,
 ) -> dict[str, Any]:
     """Writes ``out`` (the earlier folder set aside as ``earlier``); ``carried``: the studies
     to carry over from it, None to start afresh (``--replace``)."""
     replace = carried is None
-    merged = (
-        Merged(runs, checkpoints)
-        if replace
-        else merge_earlier(
-            earlier, runs, checkpoints, training_digest(config), [*IDENTITY, "segment"]
-        )
-    )
     mkl = check_one_mkl_code(merged.runs)
     out.mkdir(parents=True)
-    built = studies_built(results)
-    for study in built:
-        _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
-    for table in sorted((results / "tables").glob("*.csv")):
-        _copy(table, out / "tables" / table.name)
+    _copy_built(results, out, built)
     tree_results = pair_results.in_tree(results)
     for result in tree_results:
         pair_results.copy(result.in_tree(results), result.in_reference(out))
@@ -422,17 +300,11 @@ def _write(
     )
     for result in kept:
         pair_results.copy(result.in_reference(earlier), result.in_reference(out))
-    for figure in sorted((results / "figures").glob("*.png")):
-        _copy(figure, out / "figures" / figure.name)
-        pdf = figure.with_suffix(".pdf")
-        if pdf.is_file() and pdf.stat().st_size <= PDF_LIMIT_BYTES:
-            _copy(pdf, out / "figures" / pdf.name)
     carry_studies(earlier, out, carried or [], config)
     complete = [study for study in STUDIES if study in built or study in (carried or [])]
     carry_audit(results, earlier, out, replace)
     write_csv(out / "runs.csv", merged.runs)
     write_csv(out / "checkpoints.csv", merged.checkpoints)
-    training = config["training"]
     provenance = {
         "name": config["name"],
         "config_digest": config_digest(config),
@@ -447,20 +319,24 @@ def _write(
         "dropped_earlier_runs": merged.dropped,
         "carried_over_results": len(kept),
         "dropped_earlier_results": unkept,
-        "environment": machine_environment(
-            torch_threads=training["torch_threads"],
-            kernels=training["kernels"],
-            device=training["device"],
-            memory_format="channels_last",
-        )
-        # The runs' MKL code (None: no CPU run says), never this process's: the preload
-        # reaches jobs only (workflow.mkl).
-        | {"mkl_cpu": mkl},
+        "environment": _environment(config["training"], mkl),
         "config": config,
     }
     write_json(out / "provenance.json", provenance)
     manifest.seal(out, earlier=None if replace else earlier)
     return provenance
+
+
+def _environment(training: Mapping[str, Any], mkl: str | None) -> dict[str, Any]:
+    """The machine the runs trained on, with the runs' MKL code (None: no CPU run says),
+    never this process's: the preload reaches jobs only (workflow.mkl)."""
+    environment = machine_environment(
+        torch_threads=training["torch_threads"],
+        kernels=training["kernels"],
+        device=training["device"],
+        memory_format="channels_last",
+    )
+    return environment | {"mkl_cpu": mkl}
 
 
 def read_reference(folder: Path) -> tuple[dict[str, Any], pd.DataFrame]:

@@ -1,5 +1,6 @@
 """The config slice a job depends on, defined once for the rules and for the code that must
-know what a job would be given without running Snakemake (``workflow.restore``).
+know what a job would be given without running Snakemake (``workflow.pair_results``, which
+restores a reference's pair results into a tree).
 
 Rules pass a job only its slice (rules/common.smk), so that a changed setting reruns exactly
 the jobs that read it. Slices are compared as text: keys are sorted, so YAML key order never

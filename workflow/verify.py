@@ -28,7 +28,8 @@ from workflow.accumulate import mkl_code
 from workflow.config import DEFAULT_VARIANT
 from workflow.identity import lr_text
 from workflow.provenance import canonical_json
-from workflow.reference import IDENTITY, read_reference, training_config, training_digest
+from workflow.reference import read_reference, training_config, training_digest
+from workflow.run_tables import IDENTITY
 
 SCOPES = ("main", "all")
 ORDERS = ("ABC", "BAC")
