@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from workflow.choices import choices_text, reading
-from workflow.sensitivity import MatchRule, rule_name, sensitivity_summary
+from workflow.matching import MatchRule
+from workflow.sensitivity import rule_name, sensitivity_summary
 from workflow.stats import Bootstrap
 
 BOOTSTRAP = Bootstrap(resamples=2000, seed=0, level=0.95)

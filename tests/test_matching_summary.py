@@ -110,6 +110,13 @@ def test_select_matches_one_row_per_seed() -> None:
     assert result["matched_update"].isna().tolist() == [True, True, False]
 
 
+def test_select_matches_refuses_a_checkpoint_given_twice() -> None:
+    """Two rows for one (seed, update) could disagree: which would the match be read from?"""
+    rows = [_row(1, 0, 9800, 9800), _row(1, 0, 9000, 9000)]
+    with pytest.raises(ValueError, match="given more than once"):
+        select_matches(pd.DataFrame(rows), MAX_GAP, MIN_ACC)
+
+
 # --------------------------------------------------------------------------- summary
 
 

@@ -8,17 +8,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
-from workflow.matching import select_matches
-from workflow.sensitivity import (
+from workflow.matching import (
     MatchRule,
     first_persistent_match,
     kept_checkpoints,
+    select_matches,
+    select_matches_by_rule,
+)
+from workflow.sensitivity import (
     matched_values,
     one_at_a_time,
     rule_endpoint_table,
     rule_name,
-    select_matches_by_rule,
     sensitivity_summary,
     with_noise_floor,
 )
@@ -26,10 +29,13 @@ from workflow.stats import Bootstrap
 
 N = 10_000
 MAX_GAP, MIN_ACC = 0.2, 97.0
-PROTOCOL = MatchRule(MAX_GAP, MIN_ACC, None, 1)
+PROTOCOL = MatchRule.protocol(MAX_GAP, MIN_ACC)
 CHECKPOINTS = [0, 250, 500, 750, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000, 7000, 8000]
 CHECKPOINTS += [9000, 10000]
-SMOKE = Path(__file__).resolve().parent.parent / "reference" / "smoke"
+REPO = Path(__file__).resolve().parent.parent
+SMOKE = REPO / "reference" / "smoke"
+FULL = REPO / "reference" / "full"
+MAIN_GROUP = "protocol~class_split/variant~default/act~relu/lr~0.05/optim~reset/stream~0"
 
 
 def _row(seed: int, update: int, gap_images: int, status: str = "ok", correct: int = 9800):
@@ -82,38 +88,24 @@ def _updates(frame: pd.DataFrame, rule: MatchRule) -> dict[int, object]:
 # --------------------------------------------------------------------------- rules
 
 
-def test_protocol_rule_equals_select_matches() -> None:
-    expected = select_matches(FRAME, MAX_GAP, MIN_ACC)
-    pd.testing.assert_frame_equal(select_matches_by_rule(FRAME, PROTOCOL), expected)
+def test_the_protocol_rule_matches_where_expected() -> None:
     assert _updates(FRAME, PROTOCOL) == {1: 250, 2: 10000, 3: "unmatched", 4: "diverged", 5: 500}
 
 
-@pytest.mark.parametrize("gap", [0.1, 0.2, 0.3, 1.0])
-@pytest.mark.parametrize("min_acc", [97.0, 98.05])
-def test_persistence_one_on_every_checkpoint_equals_select_matches(gap, min_acc) -> None:
-    shuffled = FRAME.sample(frac=1.0, random_state=7)  # neither needs sorted input
-    expected = select_matches(shuffled, gap, min_acc)
-    pd.testing.assert_frame_equal(
-        select_matches_by_rule(shuffled, MatchRule(gap, min_acc, None, 1)), expected
+def test_the_protocol_rule_gives_the_published_matches_of_the_main_study() -> None:
+    """The matched updates of reference/full's main study, which the matching of the time
+    wrote, from its comparisons under config.yaml's thresholds."""
+    per_seed = pd.read_csv(FULL / "tables" / "main_per_seed.csv")
+    published = per_seed[per_seed["endpoint"] == "matched"].set_index("seed")
+    group = FULL / "comparisons" / MAIN_GROUP
+    frame = pd.concat(
+        pd.read_csv(group / f"seed~{seed}" / "ABC_vs_BAC" / "base.csv") for seed in published.index
     )
-
-
-def test_protocol_rule_equals_select_matches_on_the_reference_comparisons() -> None:
-    paths = sorted((SMOKE / "comparisons").rglob("base.csv"))
-    assert paths, "the committed small reference has no comparisons"
-    pairs: dict[tuple, list[Path]] = {}  # one frame per run group and kind of pair
-    for path in paths:
-        at = next(i for i, part in enumerate(path.parts) if part.startswith("seed~"))
-        pairs.setdefault((path.parts[:at], path.parts[at + 1 :]), []).append(path)
-    assert len(pairs) > 1
-    for group in pairs.values():
-        frame = pd.concat([pd.read_csv(p) for p in group])
-        # The small config's matching thresholds (config/smoke.yaml) and some others.
-        for gap, acc in ((3.0, 75.0), (0.2, 97.0), (1.0, 90.0)):
-            pd.testing.assert_frame_equal(
-                select_matches_by_rule(frame, MatchRule(gap, acc, None, 1)),
-                select_matches(frame, gap, acc),
-            )
+    matching = yaml.safe_load((REPO / "config.yaml").read_text())["matching"]
+    rule = MatchRule.protocol(matching["max_accuracy_gap_pp"], matching["min_accuracy_pct"])
+    matches = select_matches(frame, rule.max_gap_pp, rule.min_accuracy_pct).set_index("seed")
+    assert (matches["status"] == "matched").all()
+    assert matches["matched_update"].tolist() == published["update"].astype(int).tolist()
 
 
 def test_tolerance_is_the_matching_modules() -> None:

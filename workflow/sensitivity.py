@@ -2,11 +2,11 @@
 
 The protocol matches a seed at its earliest checkpoint whose accuracy gap is within a tolerance
 with both accuracies high enough (``workflow.matching``). That rule has three arbitrary parts:
-the tolerance, the checkpoint schedule it searches and that one checkpoint suffices. Here each
-is a parameter of a ``MatchRule``, so a study can rerun matching post hoc, from the comparison
-tables alone, under other rules and see whether its conclusion moves:
+the tolerance, the checkpoint schedule it searches and that one checkpoint suffices. Each is a
+parameter of a ``workflow.matching.MatchRule``, so a study can rerun matching post hoc, from
+the comparison tables alone, under other rules and see whether its conclusion moves:
 
-    rules = one_at_a_time(MatchRule(0.2, 97.0, None, 1), [0.1, 0.3], [1000, 2500], [2])
+    rules = one_at_a_time(MatchRule.protocol(0.2, 97.0), [0.1, 0.3], [1000, 2500], [2])
     values = matched_values(comparisons, rules, METRICS)
     arms = {name: rule_endpoint_table(values[values["rule"] == name]) for name in rules}
     summary, per_seed = sensitivity_summary({"matching": arms}, default_name, bootstrap)
@@ -18,45 +18,19 @@ tables alone, under other rules and see whether its conclusion moves:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from workflow.matching import is_matched
+from workflow.matching import (
+    MATCH_COLUMNS,
+    MatchRule,
+    check_comparisons,
+    select_matches_by_rule,
+)
 from workflow.stats import Bootstrap
 from workflow.summary import STATISTICS, stat_row, status_counts
-
-MATCH_COLUMNS = ["seed", "status", "matched_update"]
-REQUIRED = ("seed", "update", "pair_status", "acc_gap_pp", "acc_ABC_pct", "acc_BAC_pct")
-
-
-@dataclass(frozen=True)
-class MatchRule:
-    """When a pair counts as behaviourally matched.
-
-    ``max_gap_pp`` and ``min_accuracy_pct`` mean what they mean in
-    ``workflow.matching.is_matched`` (same 1e-9 pp tolerance). ``grid_every`` keeps only the
-    existing checkpoints whose update is a multiple of it (None keeps all): would a study that
-    saved fewer checkpoints match later? ``persistence`` is how many consecutive kept
-    checkpoints must match, the matched update being the first: is a match a momentary dip of
-    the gap or a settled state? ``MatchRule(gap, acc, None, 1)`` is the protocol's rule.
-    """
-
-    max_gap_pp: float
-    min_accuracy_pct: float
-    grid_every: int | None
-    persistence: int
-
-    def __post_init__(self) -> None:
-        if self.grid_every is not None and (
-            not isinstance(self.grid_every, int | np.integer) or self.grid_every < 1
-        ):
-            raise ValueError(
-                f"grid_every must be None or a positive integer, not {self.grid_every}"
-            )
-        if not isinstance(self.persistence, int | np.integer) or self.persistence < 1:
-            raise ValueError(f"persistence must be a positive integer, not {self.persistence}")
 
 
 def rule_name(rule: MatchRule) -> str:
@@ -82,56 +56,6 @@ def one_at_a_time(
     variants += [replace(base, grid_every=every) for every in grids]
     variants += [replace(base, persistence=n) for n in persistences]
     return {rule_name(rule): rule for rule in dict.fromkeys(variants)}
-
-
-def check_comparisons(comparisons: pd.DataFrame, metrics: Sequence[str] = ()) -> None:
-    """Refuse a frame that cannot be matched unambiguously: a missing column, or a checkpoint
-    of a seed given twice (which row would count?)."""
-    missing = [c for c in (*REQUIRED, *metrics) if c not in comparisons.columns]
-    if missing:
-        raise ValueError(f"the comparison frame lacks columns {missing}")
-    repeated = comparisons.duplicated(["seed", "update"])
-    if repeated.any():
-        pairs = comparisons.loc[repeated, ["seed", "update"]].values.tolist()
-        raise ValueError(f"(seed, update) pairs given more than once: {pairs}")
-
-
-def kept_checkpoints(group: pd.DataFrame, grid_every: int | None) -> pd.DataFrame:
-    """One seed's rows on the rule's grid, in update order; a grid only ever drops checkpoints,
-    it never invents one that was not saved."""
-    group = group.sort_values("update")
-    if grid_every is None:
-        return group
-    return group[group["update"] % grid_every == 0]
-
-
-def first_persistent_match(group: pd.DataFrame, rule: MatchRule) -> int | None:
-    """The earliest kept update that starts ``rule.persistence`` consecutive matched kept
-    checkpoints. Matches cut short by the last checkpoint do not count: their persistence is
-    never observed."""
-    kept = kept_checkpoints(group, rule.grid_every)
-    hits = [is_matched(row, rule.max_gap_pp, rule.min_accuracy_pct) for _, row in kept.iterrows()]
-    updates = kept["update"].tolist()
-    for start in range(len(hits) - rule.persistence + 1):
-        if all(hits[start : start + rule.persistence]):
-            return int(updates[start])
-    return None
-
-
-def select_matches_by_rule(comparisons: pd.DataFrame, rule: MatchRule) -> pd.DataFrame:
-    """``workflow.matching.select_matches`` under any rule, in its format. A seed with a
-    diverged run is ``diverged`` whatever the grid, judged on all its checkpoints, so a coarse
-    grid cannot turn a diverged seed into a matched one."""
-    check_comparisons(comparisons)
-    rows = []
-    for seed, group in comparisons.groupby("seed", sort=True):
-        if (group["pair_status"] != "ok").any():
-            status, update = "diverged", pd.NA
-        else:
-            found = first_persistent_match(group, rule)
-            status, update = ("unmatched", pd.NA) if found is None else ("matched", found)
-        rows.append({"seed": seed, "status": status, "matched_update": update})
-    return pd.DataFrame(rows, columns=MATCH_COLUMNS).astype({"matched_update": "Int64"})
 
 
 def matched_values(

@@ -5,10 +5,10 @@ from workflow.artifacts import read_csv, write_csv
 from workflow.comparisons import read_comparisons
 from workflow.joblog import job_log
 from workflow.match_table import read_matches
+from workflow.matching import MatchRule
 from workflow.noise_floor import noise_floor_table
 from workflow.sensitivity import (
     METRICS,
-    MatchRule,
     matched_values,
     one_at_a_time,
     rule_endpoint_table,
@@ -37,7 +37,7 @@ with job_log(smk.log[0]) as log:
     floor = noise_floor_table(floor_pairs, floor_matches, cfg["statistics"]["common_endpoint"])
     variants = {"default": with_noise_floor(default, floor)}
     variants |= dict(zip(study["variants"], map(read_csv, smk.input.variants), strict=True))
-    protocol = MatchRule(matching["max_accuracy_gap_pp"], matching["min_accuracy_pct"], None, 1)
+    protocol = MatchRule.protocol(matching["max_accuracy_gap_pp"], matching["min_accuracy_pct"])
     rules = one_at_a_time(protocol, study["max_gaps_pp"], study["grids"], study["persistence"])
     rules = {"default" if rule == protocol else name: rule for name, rule in rules.items()}
     values = matched_values(
