@@ -271,6 +271,31 @@ def dag_overhead(cores: int) -> dict:
     }
 
 
+def print_bits_check() -> None:
+    """The optimisations' effect on the bits: none, or float rounding only."""
+    check = results_unchanged()
+    print(
+        f"pool before activation vs after, {check['steps']} training steps: bitwise equal "
+        f"{check['pool_first_bitwise']}"
+    )
+    for name, what in (("layout", "channels_last"), ("fused", "channels_last + fused kernels")):
+        print(
+            f"{what} vs plain after 1 step: max abs diff {check[f'{name}_max_abs']:.2g} "
+            f"({check[f'{name}_max_rel']:.2g} of the largest weight; float rounding)"
+        )
+
+
+def print_dag_overhead() -> None:
+    dag = dag_overhead(CORES)
+    print(
+        f"small-config DAG: {dag['jobs']} jobs, wall {dag['wall_s']:.0f} s on {CORES} cores, "
+        f"training steps {dag['training_s']:.0f} s; overhead share "
+        f"{dag['overhead_share']:.0%}   (target <= 15%)"
+    )
+    spent = ", ".join(f"{kind} jobs {s:.0f} s" for kind, s in dag["job_seconds"].items())
+    print(f"  job wall time: {spent}; the rest is untimed jobs, start-up and scheduling")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=120, help="updates per engine job")
@@ -314,25 +339,9 @@ def main() -> None:
     )
     print(f"ratio aggregate / roof: {roof_ratio:.2f}   (target >= 0.55)")
     print(f"ratio engine / typical steps per second: {typical_ratio:.2f}   (target >= 3)")
-    check = results_unchanged()
-    print(
-        f"pool before activation vs after, {check['steps']} training steps: bitwise equal "
-        f"{check['pool_first_bitwise']}"
-    )
-    for name, what in (("layout", "channels_last"), ("fused", "channels_last + fused kernels")):
-        print(
-            f"{what} vs plain after 1 step: max abs diff {check[f'{name}_max_abs']:.2g} "
-            f"({check[f'{name}_max_rel']:.2g} of the largest weight; float rounding)"
-        )
+    print_bits_check()
     if not args.no_dag:
-        dag = dag_overhead(CORES)
-        print(
-            f"small-config DAG: {dag['jobs']} jobs, wall {dag['wall_s']:.0f} s on {CORES} cores, "
-            f"training steps {dag['training_s']:.0f} s; overhead share "
-            f"{dag['overhead_share']:.0%}   (target <= 15%)"
-        )
-        spent = ", ".join(f"{kind} jobs {s:.0f} s" for kind, s in dag["job_seconds"].items())
-        print(f"  job wall time: {spent}; the rest is untimed jobs, start-up and scheduling")
+        print_dag_overhead()
 
 
 if __name__ == "__main__":

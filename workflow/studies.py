@@ -278,15 +278,27 @@ def per_seed_differences(rows: pd.DataFrame, primary_seed: int) -> pd.DataFrame:
     correct_BAC) / n_test`` the mean difference: equal results tie exactly. ``acc_*`` and
     ``diff_pp`` are those ratios rounded once to float.
     """
-    keys = ["seed", "budget", "probe_seed"]
-    counts = ["correct_ABC", "correct_BAC", "n_test"]
-    missing = sorted(set(keys + counts) - set(rows.columns))
+    _check_probe_rows(rows)
+    out = []
+    for (seed, budget), group in rows.groupby(["seed", "budget"], sort=True):
+        for pool in _probe_seed_pools(group, primary_seed, f"seed {seed}, budget {budget}"):
+            chosen = group[group["probe_seed"].isin(pool)]
+            out.append({"seed": seed, "budget": budget, **_pooled_counts(chosen, pool)})
+    return pd.DataFrame(out, columns=PROBE_PER_SEED_COLUMNS)
+
+
+_PROBE_KEYS = ["seed", "budget", "probe_seed"]
+_PROBE_COUNTS = ["correct_ABC", "correct_BAC", "n_test"]
+
+
+def _check_probe_rows(rows: pd.DataFrame) -> None:
+    missing = sorted(set(_PROBE_KEYS + _PROBE_COUNTS) - set(rows.columns))
     if missing:
         raise ValueError(f"missing columns: {missing}")
-    if rows.duplicated(keys).any():
+    if rows.duplicated(_PROBE_KEYS).any():
         # A repeated probe seed would count one draw twice in the mean.
         raise ValueError("duplicate (seed, budget, probe_seed) rows")
-    for column in counts:
+    for column in _PROBE_COUNTS:
         values = pd.to_numeric(rows[column], errors="coerce").to_numpy(dtype=float)
         if not (np.isfinite(values) & (values == np.round(values))).all():
             raise ValueError(f"{column} must hold integer counts")
@@ -294,35 +306,30 @@ def per_seed_differences(rows: pd.DataFrame, primary_seed: int) -> pd.DataFrame:
         rows[["correct_ABC", "correct_BAC"]].max(axis=1) > rows["n_test"]
     ).any():
         raise ValueError("correct counts must lie between 0 and n_test")
-    out = []
-    for (seed, budget), group in rows.groupby(["seed", "budget"], sort=True):
-        if group["n_test"].nunique() != 1:
-            # Pooled counts are the mean only when every probe seed has the same test set.
-            raise ValueError(f"seed {seed}, budget {budget}: n_test differs between probe seeds")
-        seeds = [int(s) for s in group["probe_seed"]]
-        if primary_seed not in seeds:
-            raise ValueError(f"seed {seed}, budget {budget}: no row for probe seed {primary_seed}")
-        extra = sorted(s for s in seeds if s != primary_seed)
-        pools = [[primary_seed]] + ([[primary_seed, *extra]] if extra else [])
-        for pool in pools:
-            chosen = group[group["probe_seed"].isin(pool)]
-            correct_abc, correct_bac = (
-                int(chosen["correct_ABC"].sum()),
-                int(chosen["correct_BAC"].sum()),
-            )
-            n_test = int(chosen["n_test"].sum())
-            out.append(
-                {
-                    "seed": seed,
-                    "budget": budget,
-                    "probe_seeds": "+".join(str(s) for s in pool),
-                    "n_probe_seeds": len(pool),
-                    "correct_ABC": correct_abc,
-                    "correct_BAC": correct_bac,
-                    "n_test": n_test,
-                    "acc_ABC": float(Fraction(100 * correct_abc, n_test)),
-                    "acc_BAC": float(Fraction(100 * correct_bac, n_test)),
-                    "diff_pp": float(Fraction(100 * (correct_abc - correct_bac), n_test)),
-                }
-            )
-    return pd.DataFrame(out, columns=PROBE_PER_SEED_COLUMNS)
+
+
+def _probe_seed_pools(group: pd.DataFrame, primary_seed: int, where: str) -> list[list[int]]:
+    """The primary probe seed alone, then (where there are others) every probe seed."""
+    if group["n_test"].nunique() != 1:
+        # Pooled counts are the mean only when every probe seed has the same test set.
+        raise ValueError(f"{where}: n_test differs between probe seeds")
+    seeds = [int(s) for s in group["probe_seed"]]
+    if primary_seed not in seeds:
+        raise ValueError(f"{where}: no row for probe seed {primary_seed}")
+    extra = sorted(s for s in seeds if s != primary_seed)
+    return [[primary_seed]] + ([[primary_seed, *extra]] if extra else [])
+
+
+def _pooled_counts(chosen: pd.DataFrame, pool: list[int]) -> dict:
+    correct_abc, correct_bac = int(chosen["correct_ABC"].sum()), int(chosen["correct_BAC"].sum())
+    n_test = int(chosen["n_test"].sum())
+    return {
+        "probe_seeds": "+".join(str(s) for s in pool),
+        "n_probe_seeds": len(pool),
+        "correct_ABC": correct_abc,
+        "correct_BAC": correct_bac,
+        "n_test": n_test,
+        "acc_ABC": float(Fraction(100 * correct_abc, n_test)),
+        "acc_BAC": float(Fraction(100 * correct_bac, n_test)),
+        "diff_pp": float(Fraction(100 * (correct_abc - correct_bac), n_test)),
+    }
