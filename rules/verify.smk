@@ -3,8 +3,8 @@
 
 from workflow.machine import job_identity
 from workflow.provenance import package_versions
-from workflow.reference import training_config
-from workflow.verify import verification_inputs
+from workflow.reference.digests import training_config
+from workflow.reference.verify import verification_inputs
 
 REFERENCE = f"reference/{config['name']}"
 VERIFIED_RUN = f"{RESULTS}/verify/{RUN_ID}/through~{{through}}"

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from workflow import pair_results, reference
 from workflow.artifacts import write_csv, write_json
 from workflow.provenance import REPO_ROOT, code_version
+from workflow.reference import pair_results
+from workflow.reference.export import export
 from workflow.slices import dump_config, training_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,7 +84,7 @@ def fake_tree(root: Path, runs: dict[tuple[int, str], dict[int, str]]) -> tuple[
 
 
 def export_tree(tree: tuple[Path, Path], out: Path, commit: str, config=CONFIG, **kwargs) -> dict:
-    return reference.export(*tree, out, config, REPO, commit=commit, **kwargs)
+    return export(*tree, out, config, REPO, commit=commit, **kwargs)
 
 
 GROUP = RUN.rsplit("/", 2)[0]

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from tests.exports import CONFIG, RUN, export_tree, fake_tree
-from workflow import headlines, manifest, reference
-from workflow.accumulate import ReferenceConflict, cpu_vendor, mkl_code
+from workflow import headlines, manifest
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
+from workflow.reference.accumulate import ReferenceConflict, cpu_vendor, mkl_code
+from workflow.reference.studies import StudiesWouldBeLost, studies_built
 
 
 def _runs(out: Path) -> list[tuple[int, str]]:
@@ -60,7 +61,7 @@ def test_an_export_never_drops_a_study_the_folder_holds_complete(tmp_path) -> No
     assert export_tree(tree, out, "first", STUDIED)["studies_complete"] == ["main"]
     restored = fake_tree(tmp_path / "restored", {})
     # Its pair results are not in the folder, so it cannot be carried over either.
-    with pytest.raises(reference.StudiesWouldBeLost, match="holds main complete.*build_main"):
+    with pytest.raises(StudiesWouldBeLost, match="holds main complete.*build_main"):
         export_tree(restored, out, "second", STUDIED)
     assert read_json(out / "provenance.json")["export_commit"] == "first"  # left as it was
     assert export_tree(restored, out, "second", STUDIED, replace=True)["studies_complete"] == []
@@ -98,7 +99,7 @@ def test_a_complete_study_the_tree_did_not_build_is_carried_over_whole(tmp_path)
     )  # a restored tree has no audit: the folder's stays
     assert read_csv(out / "audit" / "determinism.csv")["identical"].all()
     changed = STUDIED | {"statistics": {"bootstrap_seed": 1}}
-    with pytest.raises(reference.StudiesWouldBeLost, match="its config changed"):
+    with pytest.raises(StudiesWouldBeLost, match="its config changed"):
         export_tree(restored, out, "third", changed)
 
 
@@ -118,8 +119,8 @@ def test_a_study_the_tree_half_rebuilt_is_carried_over_not_dropped(tmp_path) -> 
     assert (prov["studies_complete"], prov["studies_carried"]) == (["main"], ["main"])
     assert (out / "figures" / "main_h_repr.png").read_bytes() == b"png"
     assert read_csv(out / "summary" / "main.csv")["metric"].tolist() == ["h_repr"]
-    assert reference.studies_built(tree[0], out) == []
-    assert reference.studies_built(tree[0]) == ["main"]
+    assert studies_built(tree[0], out) == []
+    assert studies_built(tree[0]) == ["main"]
 
 
 def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
@@ -130,7 +131,7 @@ def test_a_reopened_study_becomes_pending_and_keeps_the_runs(tmp_path) -> None:
         write_csv(tree[0] / "summary" / f"{study}.csv", pd.DataFrame({"metric": ["h_repr"]}))
     export_tree(tree, out, "first", STUDIED)
     (tree[0] / "summary" / "probes.csv").unlink()
-    with pytest.raises(reference.StudiesWouldBeLost, match="holds probes complete"):
+    with pytest.raises(StudiesWouldBeLost, match="holds probes complete"):
         export_tree(tree, out, "second", STUDIED, reopened=["main"])
     prov = export_tree(tree, out, "second", STUDIED, reopened=["probes"])
     assert (prov["studies_complete"], "probes" in prov["studies_pending"]) == (["main"], True)

@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from workflow.accumulate import mkl_code
 from workflow.machine.caps import IsaConflict, blas_caps, isa_caps
 from workflow.machine.environment import (
     ISA_VARIABLES,
@@ -23,7 +22,8 @@ from workflow.machine.environment import (
     run_machine,
 )
 from workflow.machine.mkl import mkl_preload, shim
-from workflow.run_tables import machine_columns
+from workflow.reference.accumulate import mkl_code
+from workflow.reference.tables import machine_columns
 
 REPO = Path(__file__).resolve().parent.parent
 LINUX_X86 = (platform.system(), platform.machine()) == ("Linux", "x86_64")

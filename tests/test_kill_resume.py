@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
-from workflow import run_tables
 from workflow.artifacts import load_checkpoint
+from workflow.reference.tables import run_tables
 
 pytestmark = pytest.mark.workflow
 
@@ -61,7 +61,7 @@ def test_killed_extension_resumes_to_the_same_bits(tmp_path, mnist_copy):
     # The export reads the resumption from the log and times only the updates this job trained.
     config = yaml.safe_load((killed / "long.yaml").read_text())["training"]
     segments = {"base": config["checkpoints"], "extended": config["extended_checkpoints"]}
-    runs, _ = run_tables.run_tables(killed / "results/smoke", killed / "logs/smoke", segments)
+    runs, _ = run_tables(killed / "results/smoke", killed / "logs/smoke", segments)
     extended = runs[(runs["segment"] == "extended") & (runs["seed"] == 101)]
     extended = extended[extended["order"] == "ABC"].iloc[0]
     assert extended["resumed_at"] in (200, 225, 250, 275)

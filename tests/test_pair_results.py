@@ -16,9 +16,10 @@ from tests.exports import (
     fake_tree,
     trained_tree,
 )
-from workflow import lineage, manifest, pair_results
+from workflow import lineage, manifest
 from workflow.artifacts import read_json, write_json
 from workflow.provenance import REPO_ROOT
+from workflow.reference import pair_results
 
 
 def _comparisons(out: Path) -> list[str]:

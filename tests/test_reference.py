@@ -10,8 +10,14 @@ import pytest
 import yaml
 
 from tests.exports import REPO, RUN, run_record
-from workflow import headlines, pair_results, reference, results_page, run_tables
+from workflow import headlines, results_page
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
+from workflow.config import load_config
+from workflow.reference import pair_results
+from workflow.reference.digests import config_digest, git_commit
+from workflow.reference.export import PDF_LIMIT_BYTES, export
+from workflow.reference.studies import STUDIES
+from workflow.reference.tables import IDENTITY, read_reference, run_tables
 
 
 def _results(tmp_path: Path) -> tuple[Path, Path]:
@@ -26,7 +32,7 @@ def _results(tmp_path: Path) -> tuple[Path, Path]:
     write_csv(results / "summary" / "main.csv", pd.DataFrame({"metric": ["h_repr"]}))
     (results / "figures").mkdir(parents=True)
     (results / "figures" / "main_h_repr.png").write_bytes(b"png")
-    (results / "figures" / "main_h_repr.pdf").write_bytes(b"x" * (reference.PDF_LIMIT_BYTES + 1))
+    (results / "figures" / "main_h_repr.pdf").write_bytes(b"x" * (PDF_LIMIT_BYTES + 1))
     return results, logs
 
 
@@ -42,7 +48,7 @@ def test_run_tables_list_every_checkpoint_with_status_and_job_speed(tmp_path) ->
             | {"machine": machine | {"isa_overrides": {}}}
         },
     )
-    runs, checkpoints = run_tables.run_tables(results, logs, {"base": [0, 25]})
+    runs, checkpoints = run_tables(results, logs, {"base": [0, 25]})
     assert list(runs["order"]) == ["ABC", "BAC"]
     assert list(runs["cpu_model"]) == ["CPU", ""]  # BAC's record predates the machine
     assert list(runs["isa_overrides"]) == ["none", ""]
@@ -61,7 +67,7 @@ def test_a_resumed_job_is_timed_on_the_updates_it_trained(tmp_path) -> None:
     results, logs = _results(tmp_path)
     log = logs / RUN.format(seed=101, order="BAC") / "train_history.log"
     log.write_text("... resuming from the state saved at C update 10\n...")
-    runs, _ = run_tables.run_tables(results, logs, {"base": [0, 25]})
+    runs, _ = run_tables(results, logs, {"base": [0, 25]})
     bac = runs[runs["order"] == "BAC"].iloc[0]
     assert bac["resumed_at"] == 10
     assert bac["updates"] == 40 and bac["updates_per_s"] == (40 - 10) / 4.0
@@ -69,7 +75,7 @@ def test_a_resumed_job_is_timed_on_the_updates_it_trained(tmp_path) -> None:
     record = results / RUN.format(seed=101, order="BAC") / "run.json"
     phases = [p for p in read_json(record)["phases"] if p["phase"] != "common"]
     write_json(record, read_json(record) | {"phases": phases})
-    runs, _ = run_tables.run_tables(results, logs, {"base": [0, 25]})
+    runs, _ = run_tables(results, logs, {"base": [0, 25]})
     assert runs[runs["order"] == "BAC"]["updates_per_s"].isna().all()
 
 
@@ -81,7 +87,7 @@ def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) ->
         "training": training | {"checkpoints": [0, 25], "extended_checkpoints": []},
     }
     out = tmp_path / "reference" / "tiny"
-    prov = reference.export(results, logs, out, config, REPO)
+    prov = export(results, logs, out, config, REPO)
     assert prov["studies_complete"] == ["main"]
     assert "noise_floor" in prov["studies_pending"]
     assert (out / "summary" / "main.csv").is_file()
@@ -94,10 +100,10 @@ def test_export_copies_complete_studies_and_labels_the_rest_pending(tmp_path) ->
     ).is_file()
     assert (out / "figures" / "main_h_repr.png").is_file()
     assert not (out / "figures" / "main_h_repr.pdf").exists()  # too large to track
-    assert prov["config_digest"] == reference.config_digest(config)
+    assert prov["config_digest"] == config_digest(config)
     assert len(read_csv(out / "checkpoints.csv")) == 4
     assert json.loads((out / "provenance.json").read_text())["environment"]["torch_threads"] == 1
-    assert prov["export_commit"] == reference.git_commit(REPO)
+    assert prov["export_commit"] == git_commit(REPO)
 
 
 def test_export_names_the_commit_it_is_told(tmp_path) -> None:
@@ -108,14 +114,14 @@ def test_export_names_the_commit_it_is_told(tmp_path) -> None:
         "training": training | {"checkpoints": [0, 25], "extended_checkpoints": []},
     }
     out = tmp_path / "reference" / "tiny"
-    prov = reference.export(*_results(tmp_path), out, config, REPO, commit="abc123")
+    prov = export(*_results(tmp_path), out, config, REPO, commit="abc123")
     assert prov["export_commit"] == "abc123"
 
 
 def test_config_merges_like_snakemake(tmp_path) -> None:
     (tmp_path / "a.yaml").write_text(yaml.safe_dump({"x": {"y": 1, "z": [1, 2]}, "w": 0}))
     (tmp_path / "b.yaml").write_text(yaml.safe_dump({"x": {"z": [3]}}))
-    merged = reference.load_config([tmp_path / "a.yaml", tmp_path / "b.yaml"])
+    merged = load_config([tmp_path / "a.yaml", tmp_path / "b.yaml"])
     assert merged == {"x": {"y": 1, "z": [3]}, "w": 0}
 
 
@@ -177,14 +183,14 @@ def test_reference_folder_is_consistent() -> None:
     """Every complete study has its summary; every run's checkpoints are listed with digests;
     the config recorded is the repository's full config."""
     folder = REPO / "reference" / "full"
-    prov, checkpoints = reference.read_reference(folder)
+    prov, checkpoints = read_reference(folder)
     for study in prov["studies_complete"]:
         assert (folder / "summary" / f"{study}.csv").is_file(), study
     runs = read_csv(folder / "runs.csv")
     ok = checkpoints[checkpoints["status"] == "ok"]
     assert ok["params_digest"].str.fullmatch(r"[0-9a-f]{64}").all()
-    assert len(runs) == len(checkpoints.groupby([*run_tables.IDENTITY, "segment"]))
-    assert prov["config"] == reference.load_config([REPO / "config.yaml"])
+    assert len(runs) == len(checkpoints.groupby([*IDENTITY, "segment"]))
+    assert prov["config"] == load_config([REPO / "config.yaml"])
 
 
 @pytest.mark.parametrize("name", ["full", "smoke"])
@@ -203,8 +209,8 @@ def test_every_pair_result_read_checkpoints_the_reference_lists(name: str) -> No
 
 
 def test_every_study_of_a_reference_has_a_headline_text() -> None:
-    assert set(reference.STUDIES) == set(headlines.STUDY_TEXT)
-    assert set(reference.STUDIES) == set(headlines.QUESTIONS)
+    assert set(STUDIES) == set(headlines.STUDY_TEXT)
+    assert set(STUDIES) == set(headlines.QUESTIONS)
 
 
 def test_the_smoke_reference_sections_render_every_complete_study() -> None:

@@ -18,13 +18,14 @@ import torch
 from tests.exports import COMPARISON, FULL, export_tree, trained_tree
 from tests.training import RUN, job, train
 from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, smoke_with, snakemake
-from workflow import manifest, pair_results
+from workflow import manifest
 from workflow.artifacts import ArtifactError, write_csv, write_json
 from workflow.comparisons import comparison_frame, read_comparisons
 from workflow.match_table import read_matches, write_matches
 from workflow.matching import select_matches
 from workflow.mnist import MnistArrays, save_npz
 from workflow.preflight import PreflightError, check_mnist_copy
+from workflow.reference import pair_results
 from workflow.resume import NotItsState, ResumeState, ResumeStore, StateError
 from workflow.tables import read_table, sidecar_of, write_table
 

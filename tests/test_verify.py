@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from tests.trees import MAIN_RUN, copy_repo, failing_snakemake, snakemake
-from workflow.reference import load_config, training_digest
-from workflow.run_tables import IDENTITY
-from workflow.verify import (
+from workflow.config import load_config
+from workflow.reference.digests import training_digest
+from workflow.reference.tables import IDENTITY
+from workflow.reference.verify import (
     IDENTICAL_ENVIRONMENT,
     ConfigMismatch,
     VerificationFailed,
@@ -288,8 +289,8 @@ def test_another_training_config_is_refused_naming_both_digests_and_the_keys():
 def test_verification_library_and_comparison_adapter_run_without_torch():
     """The comparison is a torch-free stage (tests/test_boundaries.py's rule for adapters)."""
     code = (
-        "import sys\nimport workflow.verify, workflow.reference, workflow.artifacts, "
-        "workflow.joblog\nassert 'torch' not in sys.modules\n"
+        "import sys\nimport workflow.reference.verify, workflow.reference.export, "
+        "workflow.artifacts, workflow.joblog\nassert 'torch' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
     source = (REPO / "workflow/scripts/verify_reference.py").read_text()
@@ -297,8 +298,8 @@ def test_verification_library_and_comparison_adapter_run_without_torch():
     assert imports <= {
         "workflow.artifacts",
         "workflow.joblog",
-        "workflow.reference",
-        "workflow.verify",
+        "workflow.reference.tables",
+        "workflow.reference.verify",
         "pathlib",
     }
 
@@ -431,9 +432,9 @@ def test_the_committed_small_reference_verifies_on_this_machine(tmp_path, mnist_
     AVX2 included, and the same MKL code: MKL runs other code on Intel CPUs than on AMD ones
     unless machine.mkl_cpu chooses it, reference/cross-checks/cpu-intel-amx-2026-12-02);
     elsewhere the report must name what differs."""
-    from workflow.accumulate import mkl_code
     from workflow.machine.environment import cpu_model
     from workflow.machine.mkl import steers_mkl
+    from workflow.reference.accumulate import mkl_code
 
     workdir = copy_repo(tmp_path, mnist=mnist_copy)
     shutil.copytree(REPO / "reference" / "smoke", workdir / "reference" / "smoke")

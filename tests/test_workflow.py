@@ -32,10 +32,12 @@ from tests.trees import (
     smoke_with,
     snakemake,
 )
-from workflow import pair_results, reference
 from workflow.artifacts import load_checkpoint, save_checkpoint
 from workflow.config import load_config
 from workflow.machine.environment import cpu_flags
+from workflow.reference import pair_results
+from workflow.reference.export import export
+from workflow.reference.studies import STUDIES
 from workflow.status import job_counts as planned_jobs
 
 pytestmark = pytest.mark.workflow
@@ -354,7 +356,7 @@ def test_a_new_tree_builds_the_statistics_from_restored_pairs_without_training(
     shutil.copy2(REPO / "Makefile", fresh / "Makefile")
     folder = fresh / "reference/smoke"
     results = smoke_run / "results/smoke"
-    reference.export(results, smoke_run / "logs/smoke", folder, config, REPO, commit="lost")
+    export(results, smoke_run / "logs/smoke", folder, config, REPO, commit="lost")
     venv = Path(sys.executable).parent.parent
     make = [
         "make",
@@ -457,7 +459,7 @@ def test_make_full_builds_every_study_with_its_figures(smoke_run):
     # Each step echoes its targets before building them.
     steps = " ".join(re.findall(r'echo "== \$\(date [^)]*\) ([^"]*)"', plan))
     studies = re.findall(r"build_(\w+)", steps)
-    assert sorted(studies) == sorted(reference.STUDIES)
+    assert sorted(studies) == sorted(STUDIES)
     figures = smoke_run / "results/smoke/figures"
     moved = figures.rename(figures.with_name("figures.kept"))
     try:

@@ -2,7 +2,7 @@
 
 A pair result (comparison, probe table, search trace) records the code version of its rule's
 library code (``workflow.provenance.code_version``), and a reference folder's result joins a
-tree only when that version is the current one (``workflow.pair_results``). Any edit of a
+tree only when that version is the current one (``workflow.reference.pair_results``). Any edit of a
 module the rule imports changes the version, even one that changes no result (a write mode,
 a docstring); without this list such an edit would orphan every result of the reference,
 and a new machine would train every run again.
@@ -58,7 +58,7 @@ def record(found: Iterable[tuple[str, str]], evidence: str, path: Path = LINEAGE
 
 
 def main(argv: list[str] | None = None) -> None:
-    from workflow import pair_results  # noqa: PLC0415 (pair_results reads this module)
+    from workflow.reference import pair_results  # noqa: PLC0415 (pair_results reads this module)
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="*", type=Path, help="reference folders")

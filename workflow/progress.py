@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workflow import pair_results, registry
+from workflow import registry
 from workflow.config import DEFAULT_VARIANT, variant_config
 from workflow.identity import RunId
+from workflow.reference import pair_results
 
 ORDERS = ("ABC", "BAC")
 # The studies that read pairs (the search's traces are none).

@@ -31,8 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from workflow import pair_results, progress
+from workflow import progress
 from workflow.artifacts import read_csv
+from workflow.reference import pair_results
 from workflow.stats import Bootstrap, describe
 
 AGREES, CONTRADICTS, DIFFERS = "agrees", "contradicts", "differs"

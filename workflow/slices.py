@@ -1,5 +1,5 @@
 """The config slice a job depends on, defined once for the rules and for the code that must
-know what a job would be given without running Snakemake (``workflow.pair_results``, which
+know what a job would be given without running Snakemake (``workflow.reference.pair_results``, which
 restores a reference's pair results into a tree).
 
 Rules pass a job only its slice (rules/common.smk), so that a changed setting reruns exactly

@@ -7,7 +7,7 @@ import pandas as pd
 from workflow.artifacts import write_csv
 from workflow.joblog import job_log
 from workflow.provenance import REPO_ROOT, package_versions
-from workflow.reference import config_digest, git_commit
+from workflow.reference.digests import config_digest, git_commit
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(smk.log[0]) as log:

@@ -8,8 +8,8 @@ import pandas as pd
 
 from workflow.artifacts import atomic_path, read_csv, read_json, write_csv
 from workflow.joblog import job_log
-from workflow.reference import read_reference
-from workflow.verify import (
+from workflow.reference.tables import read_reference
+from workflow.reference.verify import (
     check_config,
     check_runs_present,
     compare,

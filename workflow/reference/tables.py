@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from workflow.artifacts import read_json
+from workflow.artifacts import read_csv, read_json
 from workflow.config import DEFAULT_VARIANT
 from workflow.provenance import canonical_json
 
@@ -165,3 +165,8 @@ def run_tables(
         runs_table.sort_values(key, kind="stable", ignore_index=True),
         checkpoint_table.sort_values([*key, "update"], kind="stable", ignore_index=True),
     )
+
+
+def read_reference(folder: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """(provenance, checkpoints) of a reference folder."""
+    return read_json(folder / "provenance.json"), read_csv(folder / "checkpoints.csv")

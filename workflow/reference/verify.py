@@ -24,12 +24,12 @@ from typing import Any
 
 import pandas as pd
 
-from workflow.accumulate import mkl_code
 from workflow.config import DEFAULT_VARIANT
 from workflow.identity import lr_text
 from workflow.provenance import canonical_json
-from workflow.reference import read_reference, training_config, training_digest
-from workflow.run_tables import IDENTITY
+from workflow.reference.accumulate import mkl_code
+from workflow.reference.digests import training_config, training_digest
+from workflow.reference.tables import IDENTITY, read_reference
 
 SCOPES = ("main", "all")
 ORDERS = ("ABC", "BAC")
