@@ -55,9 +55,10 @@ test-slurm: $(VENV)/installed
 
 # The full study, study by study in the order the reference accumulates them (resumable: rerun
 # after an interruption; `snakemake --unlock` first if a run was killed). Log: logs/make.log.
-# A step is its studies joined by "+"; each study's target rule (Snakefile, build_<study>) builds
-# its summary and its figures, so that an export made after the step holds the study whole.
-FULL_STEPS := main+noise_floor+probes sensitivity pilot rotated long activation+lr_search
+# A step is its studies joined by "+" (workflow.registry's steps, read once the venv is made);
+# each study's target rule (Snakefile, build_<study>) builds its summary and its figures, so
+# that an export made after the step holds the study whole.
+FULL_STEPS = $(eval FULL_STEPS := $(shell $(BIN)/python -m workflow.registry))$(FULL_STEPS)
 FULL_LOG = $(word 2,$(DEFAULT_FOLDERS))/make.log
 step_targets = $(patsubst %,build_%,$(subst +, ,$(1)))
 full_step = echo "== $$(date -u +%FT%TZ) $(1)" | tee -a "$$log"; \

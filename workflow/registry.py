@@ -3,8 +3,10 @@
 The Snakefile's study targets and figures, the reference export and the progress counts read
 this list; adding a study is one entry here plus its own rules and code. A study writes
 ``summary/<name>.csv``, the ``tables`` (file name patterns under ``tables/``) and the
-``figures`` (names under ``figures/``, each as PNG and PDF). The order is the one in which the
-full study accumulates them (``make full``).
+``figures`` (names under ``figures/``, each as PNG and PDF). The order is the results pages';
+``step`` is the one in which ``make full`` builds the study (``python -m workflow.registry``
+prints the steps for the Makefile): a step's studies build together, and cheap studies that
+read an earlier step's runs come after it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class Study:
     question: str
     tables: tuple[str, ...]
     figures: tuple[str, ...]
+    step: int
 
     def named_tables(self) -> list[str]:
         """The tables named outright (not by a pattern): targets a rule can be asked for."""
@@ -47,6 +50,7 @@ STUDIES = (
             "order_vs_noise_endpoints_per_seed.csv",
         ),
         ("main_h_repr", "main_behaviour", "main_layer_cka", "order_vs_noise"),
+        1,
     ),
     Study(
         "noise_floor",
@@ -60,6 +64,7 @@ STUDIES = (
             "noise_floor_trajectory_per_seed.csv",
         ),
         ("noise_floor", "noise_floor_trajectory"),
+        1,
     ),
     Study(
         "pilot",
@@ -67,12 +72,14 @@ STUDIES = (
         "residue?",
         ("pilot_*_per_seed.csv",),
         (),
+        3,
     ),
     Study(
         "rotated",
         "Does the residue need disjoint label sets (0° vs 90°, all labels in A and B)?",
         ("rotated_per_seed.csv",),
         ("rotated_vs_split",),
+        4,
     ),
     Study(
         "probes",
@@ -80,12 +87,14 @@ STUDIES = (
         "minus S_BAC)?",
         ("probes_per_seed.csv",),
         ("probe_differences",),
+        1,
     ),
     Study(
         "long",
         "Does the residue persist over a longer horizon of common training?",
         (),
         ("long_horizon",),
+        5,
     ),
     Study(
         "activation",
@@ -93,12 +102,14 @@ STUDIES = (
         "under LeakyReLU)?",
         ("activation_audit.csv",),
         ("activation",),
+        6,
     ),
     Study(
         "lr_search",
         "Which learning rate keeps LeakyReLU finite?",
         (),
         ("lr_search",),
+        6,
     ),
     Study(
         "sensitivity",
@@ -106,7 +117,21 @@ STUDIES = (
         "each matching rule against the default, paired by seed.",
         ("sensitivity_per_seed.csv", "variant_*_per_seed.csv"),
         ("sensitivity",),
+        2,
     ),
 )
 BY_NAME = {study.name: study for study in STUDIES}
 NAMES = tuple(BY_NAME)
+
+
+def full_steps() -> list[list[str]]:
+    """The studies of each step of ``make full``, in step order."""
+    steps: dict[int, list[str]] = {}
+    for study in sorted(STUDIES, key=lambda study: study.step):
+        steps.setdefault(study.step, []).append(study.name)
+    return list(steps.values())
+
+
+if __name__ == "__main__":
+    # The Makefile's FULL_STEPS: a step's studies joined by "+".
+    print(" ".join("+".join(step) for step in full_steps()))
