@@ -10,8 +10,8 @@ from workflow.config import (
     logs_root,
     results_root,
     validate_config,
-    variant_config,
 )
+from workflow.groups import main_group
 from workflow.machine import check_machine
 from workflow.preflight import device_dry_run
 from workflow.identity import RunId, lr_text
@@ -86,17 +86,8 @@ def device_checked():
 def run_group(**changes):
     """The main protocol's run group, with the given identity fields changed; a variant's
     group takes its activation, rate and optimizer policy from the variant's config."""
-    variant = changes.get("variant", DEFAULT_VARIANT)
-    source = variant_config(config, variant)
-    base = {
-        "protocol": "class_split",
-        "variant": variant,
-        "act": source["model"]["activation"],
-        "lr": lr_text(source["training"]["lr"]),
-        "optim": source["training"]["optimizer_at_common"],
-        "stream": 0,
-    }
-    return {**base, **changes}
+    group = main_group(config, changes.get("variant", DEFAULT_VARIANT))
+    return {**group, "lr": lr_text(group["lr"]), **changes}
 
 
 def comparisons(runs, seeds, segment, against_stream=None, order=None, other=None):

@@ -16,6 +16,7 @@ import yaml
 
 from tests.trees import MAIN_RUN, copy_repo, failing_snakemake, snakemake
 from workflow.config import load_config
+from workflow.groups import main_group
 from workflow.reference.digests import training_digest
 from workflow.reference.tables import IDENTITY
 from workflow.reference.verify import (
@@ -27,7 +28,6 @@ from workflow.reference.verify import (
     compare,
     environment_differences,
     first_difference,
-    main_group,
     missing_runs,
     parse_seeds,
     report,
@@ -297,6 +297,7 @@ def test_verification_library_and_comparison_adapter_run_without_torch():
     imports = {line.split()[1] for line in source.splitlines() if line.startswith("from ")}
     assert imports <= {
         "workflow.artifacts",
+        "workflow.groups",
         "workflow.joblog",
         "workflow.reference.tables",
         "workflow.reference.verify",

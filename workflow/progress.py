@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from workflow import registry
-from workflow.config import DEFAULT_VARIANT, variant_config
+from workflow.config import DEFAULT_VARIANT
+from workflow.groups import main_group
 from workflow.identity import RunId
 from workflow.reference import pair_results
 
@@ -41,16 +42,8 @@ class Progress:
 def main_run(config: Mapping[str, Any], seed: int, order: str, **changes: Any) -> RunId:
     """A run of the main protocol (``changes`` replace fields); a variant's run takes its
     activation, rate and optimizer policy from the variant's config, as its rules do."""
-    source = variant_config(config, changes.get("variant", DEFAULT_VARIANT))
-    fields = {
-        "protocol": "class_split",
-        "act": source["model"]["activation"],
-        "lr": float(source["training"]["lr"]),
-        "optim": source["training"]["optimizer_at_common"],
-        "stream": 0,
-        **changes,
-    }
-    return RunId(seed=seed, order=order, **fields)
+    group = main_group(config, changes.get("variant", DEFAULT_VARIANT))
+    return RunId(seed=seed, order=order, **{**group, **changes})
 
 
 def order_pair(config: Mapping[str, Any], seed: int, segment: str = "base", **changes) -> Pair:

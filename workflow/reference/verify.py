@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from workflow.config import DEFAULT_VARIANT
+from workflow.groups import main_group
 from workflow.identity import lr_text
 from workflow.provenance import canonical_json
 from workflow.reference.accumulate import mkl_code
@@ -61,18 +62,6 @@ class VerificationFailed(RuntimeError):
 def parse_seeds(text: str) -> list[int]:
     """``"101,202"`` -> [101, 202] (the ``seeds`` wildcard)."""
     return [int(part) for part in text.split(",")]
-
-
-def main_group(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The main protocol's run group (identity minus seed and order), as in the reference."""
-    return {
-        "protocol": "class_split",
-        "variant": DEFAULT_VARIANT,
-        "act": config["model"]["activation"],
-        "lr": float(config["training"]["lr"]),
-        "optim": config["training"]["optimizer_at_common"],
-        "stream": 0,
-    }
 
 
 def normalize_checkpoints(table: pd.DataFrame, digest: str = "params_digest") -> pd.DataFrame:

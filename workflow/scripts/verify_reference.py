@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from workflow.artifacts import atomic_path, read_csv, read_json, write_csv
+from workflow.groups import main_group
 from workflow.joblog import job_log
 from workflow.reference.tables import read_reference
 from workflow.reference.verify import (
@@ -16,7 +17,6 @@ from workflow.reference.verify import (
     describe_run,
     environment_differences,
     first_difference,
-    main_group,
     missing_runs,
     parse_seeds,
     reference_environment,
