@@ -54,6 +54,52 @@ def layer_widths(model: HistoryNet) -> dict[str, int]:
 
 
 @torch.no_grad()
+def _forward(
+    model: HistoryNet, images: torch.Tensor, labels: torch.Tensor, probe: np.ndarray, batch: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per image: pred, loss, logits, prob; per probe image and layer: the representation and
+    which units are active (pre-activation > 0 somewhere on the image)."""
+    device = next(model.parameters()).device
+    columns: dict[str, list[np.ndarray]] = {k: [] for k in ("pred", "loss", "logits", "prob")}
+    reps: dict[str, list[np.ndarray]] = {name: [] for name in REPRESENTATIONS}
+    positive_any: dict[str, list[np.ndarray]] = {name: [] for name in REPRESENTATIONS}
+    probe_t = torch.from_numpy(probe)
+    for start in range(0, len(images), batch):
+        x = images[start : start + batch].to(device)
+        x = x.contiguous(memory_format=torch.channels_last)
+        y = labels[start : start + batch].to(device)
+        out = model.representations(x)
+        logits = out["logits"]
+        columns["pred"].append(logits.argmax(1).cpu().numpy())
+        columns["loss"].append(F.cross_entropy(logits, y, reduction="none").cpu().numpy())
+        columns["logits"].append(logits.cpu().numpy())
+        columns["prob"].append(torch.softmax(logits, 1).cpu().numpy())
+        keep = probe_t[start : start + batch].to(device)
+        for name in REPRESENTATIONS:
+            post, pre = out[name][keep], out[f"{name}_pre"][keep]
+            if post.dim() == 4:
+                post = post.mean(dim=(2, 3))
+                pre = pre.amax(dim=(2, 3))
+            positive_any[name].append((pre > 0).cpu().numpy())
+            reps[name].append(post.cpu().numpy())
+    joined = {k: np.concatenate(v) for k, v in columns.items()}
+    return (
+        joined,
+        {name: np.concatenate(v) for name, v in reps.items()},
+        {name: np.concatenate(v) for name, v in positive_any.items()},
+    )
+
+
+def _health(active: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    return {
+        name: {
+            "dead_fraction": float((~units.any(axis=0)).mean()),
+            "mean_active_fraction": float(units.mean()),
+        }
+        for name, units in active.items()
+    }
+
+
 def evaluate(
     model: HistoryNet,
     images: torch.Tensor,
@@ -65,37 +111,12 @@ def evaluate(
 ) -> tuple[pa.Table, dict]:
     """Return the dump table and its summary (accuracy %, mean loss, activation health)."""
     model.eval()
-    device = next(model.parameters()).device
-    columns: dict[str, list[np.ndarray]] = {k: [] for k in ("pred", "loss", "logits", "prob")}
-    reps: dict[str, list[np.ndarray]] = {name: [] for name in REPRESENTATIONS}
-    positive_any: dict[str, list[np.ndarray]] = {name: [] for name in REPRESENTATIONS}
-    probe_t = torch.from_numpy(probe)
-    for start in range(0, len(images), batch_size):
-        x = images[start : start + batch_size].to(device)
-        x = x.contiguous(memory_format=torch.channels_last)
-        y = labels[start : start + batch_size].to(device)
-        out = model.representations(x)
-        logits = out["logits"]
-        columns["pred"].append(logits.argmax(1).cpu().numpy())
-        columns["loss"].append(F.cross_entropy(logits, y, reduction="none").cpu().numpy())
-        columns["logits"].append(logits.cpu().numpy())
-        columns["prob"].append(torch.softmax(logits, 1).cpu().numpy())
-        keep = probe_t[start : start + batch_size].to(device)
-        for name in REPRESENTATIONS:
-            post, pre = out[name][keep], out[f"{name}_pre"][keep]
-            if post.dim() == 4:
-                post = post.mean(dim=(2, 3))
-                pre = pre.amax(dim=(2, 3))
-            # A unit is active on an image when its pre-activation is > 0 somewhere on it.
-            positive_any[name].append((pre > 0).cpu().numpy())
-            reps[name].append(post.cpu().numpy())
-    data = {k: np.concatenate(v) for k, v in columns.items()}
+    data, reps, active = _forward(model, images, labels, probe, batch_size)
     n = len(images)
     rep_full = {}
     for name in REPRESENTATIONS:
-        values = np.concatenate(reps[name])
-        full = np.zeros((n, values.shape[1]), dtype=np.float32)
-        full[probe] = values
+        full = np.zeros((n, reps[name].shape[1]), dtype=np.float32)
+        full[probe] = reps[name]
         rep_full[name] = full
     label_np = labels.cpu().numpy()
     table = pa.Table.from_arrays(
@@ -112,20 +133,13 @@ def evaluate(
         ],
         schema=schema(layer_widths(model)),
     )
-    health = {}
-    for name in REPRESENTATIONS:
-        active = np.concatenate(positive_any[name])
-        health[name] = {
-            "dead_fraction": float((~active.any(axis=0)).mean()),
-            "mean_active_fraction": float(active.mean()),
-        }
     summary = {
         "n_test": n,
         "n_probe": int(probe.sum()),
         "correct": int((data["pred"] == label_np).sum()),
         "accuracy_pct": float(100.0 * (data["pred"] == label_np).mean()),
         "loss": float(data["loss"].astype(np.float64).mean()),
-        "health": health,
+        "health": _health(active),
     }
     return table, summary
 

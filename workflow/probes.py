@@ -206,6 +206,30 @@ def _digests(backbones: Mapping[str, HistoryNet]) -> dict[str, str]:
     return {order: params_digest(model_state(backbones[order])) for order in ORDERS}
 
 
+def _features(
+    backbones: Mapping[str, HistoryNet], train: torch.Tensor, test: torch.Tensor, batch: int
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Each order's frozen features of the training images used and of the test images."""
+    train_feats, test_feats = {}, {}
+    for order in ORDERS:
+        train_feats[order] = frozen_features(backbones[order], train, batch)
+        test_feats[order] = frozen_features(backbones[order], test, batch)
+    return train_feats, test_feats
+
+
+def _row(budget: int, seed: int, correct: Mapping[str, int], n_test: int) -> dict:
+    return {
+        "budget": budget,
+        "probe_seed": seed,
+        "correct_ABC": correct["ABC"],
+        "correct_BAC": correct["BAC"],
+        "n_test": n_test,
+        "acc_ABC": percent(correct["ABC"], n_test),
+        "acc_BAC": percent(correct["BAC"], n_test),
+        "diff_pp": percent(correct["ABC"] - correct["BAC"], n_test),
+    }
+
+
 def probe_pair(
     backbones: Mapping[str, HistoryNet],
     train_images: torch.Tensor,
@@ -236,15 +260,9 @@ def probe_pair(
     }
     # Features only for the images some draw uses, each computed once per network.
     used = np.unique(np.concatenate(list(draws.values())))
-    used_t = torch.from_numpy(used)
-    train_feats = {}
-    test_feats = {}
-    for order in ORDERS:
-        train_feats[order] = frozen_features(
-            backbones[order], train_images[used_t], settings.feature_batch
-        )
-        test_feats[order] = frozen_features(backbones[order], test_images, settings.feature_batch)
-
+    train_feats, test_feats = _features(
+        backbones, train_images[torch.from_numpy(used)], test_images, settings.feature_batch
+    )
     n_test = int(test_labels.shape[0])
     rows = []
     for (budget, seed), indices in draws.items():
@@ -255,18 +273,7 @@ def probe_pair(
         for order in ORDERS:
             head = train_head(train_feats[order][positions], labels, seed, settings)
             correct[order] = correct_count(head, test_feats[order], test_labels)
-        rows.append(
-            {
-                "budget": budget,
-                "probe_seed": seed,
-                "correct_ABC": correct["ABC"],
-                "correct_BAC": correct["BAC"],
-                "n_test": n_test,
-                "acc_ABC": percent(correct["ABC"], n_test),
-                "acc_BAC": percent(correct["BAC"], n_test),
-                "diff_pp": percent(correct["ABC"] - correct["BAC"], n_test),
-            }
-        )
+        rows.append(_row(budget, seed, correct, n_test))
 
     after = _digests(backbones)
     changed = [order for order in ORDERS if before[order] != after[order]]
