@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "workflow"
-LIBRARY = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+# Every library module, subpackages included; the adapters (scripts/) are Snakemake's side.
+LIBRARY = sorted(
+    path
+    for path in PACKAGE.rglob("*.py")
+    if path.name != "__init__.py" and path.relative_to(PACKAGE).parts[0] != "scripts"
+)
+# A function or module past these does more than one job (docs/architecture.md).
+MAX_FUNCTION_LINES, MAX_MODULE_LINES = 60, 400
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -42,9 +49,30 @@ def test_workflow_modules_resolves_package_imports():
     assert "workflow.figures" in workflow_modules(PACKAGE / "scripts" / "plot_figure.py")
 
 
-@pytest.mark.parametrize("module", LIBRARY, ids=lambda p: p.name)
+def library_id(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+@pytest.mark.parametrize("module", LIBRARY, ids=library_id)
 def test_library_modules_never_import_snakemake(module):
     assert "snakemake" not in imported_roots(module)
+
+
+def test_the_library_includes_its_subpackages():
+    assert {"reference/export.py", "machine/caps.py"} <= {library_id(p) for p in LIBRARY}
+
+
+@pytest.mark.parametrize("module", LIBRARY, ids=library_id)
+def test_library_functions_and_modules_stay_short(module):
+    source = module.read_text()
+    assert source.count("\n") <= MAX_MODULE_LINES, f"{library_id(module)} is over 400 lines"
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, f"{library_id(module)}: {long}"
 
 
 TORCH_FREE_ADAPTERS = [
@@ -84,7 +112,11 @@ def test_every_adapter_is_classified():
 
 
 @pytest.mark.parametrize(
-    "module", ["studies", "summary", "compare", "matching", "stats", "config", "identity"]
+    "module",
+    [
+        *("studies", "summary", "compare", "matching", "stats", "config", "identity"),
+        *("groups", "registry", "reference.export", "reference.verify", "reference.__main__"),
+    ],
 )
 def test_torch_free_library_modules(module):
     code = f"import sys\nimport workflow.{module}\nassert 'torch' not in sys.modules\n"
