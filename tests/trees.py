@@ -8,7 +8,10 @@ rule prepare_mnist) into the tree, so that a test which trains does not fetch it
 ``smoke_tree(dest)`` runs the small config to completion in a copy. Where HISTRES_SMOKE_TREE
 names a finished tree of the same code (`.ci/run` passes the one `make test-slurm` just built
 through SLURM), it copies that tree instead, so that CI runs the small config once; a tree of
-other code is refused by name, never used.
+other code is refused by name, never used. Otherwise the copy starts from what `make smoke`
+left in this checkout, if anything (its results, logs and Snakemake's records of them), and
+Snakemake reruns what this code and config would make differently: nothing after a
+`make smoke` of the same code, so that `make smoke` then `make test` runs the small config once.
 """
 
 from __future__ import annotations
@@ -91,11 +94,35 @@ def prepared_mnist(workdir: Path) -> Path:
     return workdir / MNIST
 
 
+# What `make smoke` leaves in the checkout for a copy to continue from. Snakemake's records
+# (metadata: each output's params and code; incomplete: the jobs a kill interrupted) are what
+# let it rerun exactly the stale jobs of the copy.
+OWN_SMOKE_RUN = (
+    "results/smoke",
+    "logs/smoke",
+    MNIST,
+    ".snakemake/metadata",
+    ".snakemake/incomplete",
+)
+
+
+def copy_path(source: Path, target: Path) -> None:
+    """A file or folder, with its times (Snakemake's mtime trigger reads them); absent: none."""
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+    elif source.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
 def smoke_tree(dest: Path) -> Path:
     """The small config run to completion in ``dest`` (HISTRES_SMOKE_TREE: a copy of that one)."""
     built = os.environ.get("HISTRES_SMOKE_TREE")
     if not built:
-        snakemake(copy_repo(dest), "--configfile", "config/smoke.yaml")
+        copy_repo(dest)
+        for name in OWN_SMOKE_RUN if (REPO / "results/smoke").is_dir() else ():
+            copy_path(REPO / name, dest / name)
+        snakemake(dest, "--configfile", "config/smoke.yaml", "--rerun-incomplete")
         return dest
     shutil.copytree(built, dest, symlinks=True, dirs_exist_ok=True)
     ours, theirs = code_digests(REPO), code_digests(dest)
