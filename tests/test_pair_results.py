@@ -44,6 +44,26 @@ def test_pairs_of_a_lost_tree_are_carried_over(tmp_path) -> None:
     ]
 
 
+def test_a_tree_restored_from_an_older_export_changes_no_record_of_the_folder(tmp_path) -> None:
+    """The same table, read from the same checkpoints, under another code's record (what a
+    tree restored from an older export holds): the folder keeps its own record."""
+    out, tree = tmp_path / "reference", trained_tree(tmp_path / "tree", [101])
+    export_tree(tree, out, "first", config=FULL)
+    [result] = pair_results.in_reference(out)
+    record = pair_results.provenance_of(result.in_reference(out))
+    kept = record.read_bytes()
+    older = pair_results.provenance_of(result.in_tree(tree[0]))
+    write_json(older, {**read_json(older), "code_version": "0123456789abcdef"})
+    export_tree(tree, out, "second", config=FULL)
+    assert record.read_bytes() == kept
+    # Another table is another result: the tree's, with its record.
+    table = result.in_tree(tree[0])
+    table.write_text(table.read_text().replace("0.1", "0.2"))
+    export_tree(tree, out, "third", config=FULL)
+    assert result.in_reference(out).read_bytes() == table.read_bytes()
+    assert read_json(record)["code_version"] == "0123456789abcdef"
+
+
 def test_a_pair_that_read_other_bits_than_the_reference_lists_is_dropped(tmp_path) -> None:
     out = tmp_path / "reference"
     export_tree(trained_tree(tmp_path / "lost", [101]), out, "first", config=FULL)

@@ -135,7 +135,8 @@ def _write(
     _copy_built(results, out, built)
     tree_results = pair_results.in_tree(results)
     for result in tree_results:
-        pair_results.copy(result.in_tree(results), result.in_reference(out))
+        taken = pair_results.source(result, results, None if replace else earlier)
+        pair_results.copy(taken, result.in_reference(out))
     kept, unkept = (
         ([], 0)
         if replace

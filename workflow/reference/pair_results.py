@@ -143,6 +143,23 @@ def copy(source_table: Path, target_table: Path) -> None:
             shutil.copyfile(source, target)
 
 
+def source(result: PairResult, results: Path, earlier: Path | None) -> Path:
+    """Where an export takes a result the tree holds from: the tree, unless the folder
+    (``earlier``; None: started afresh) holds the same table read from the same checkpoints,
+    under a code version this code reproduces (a tree restored from an older export, say);
+    then the folder's record stays as it is, so that re-exporting changes no file of it."""
+    tree = result.in_tree(results)
+    held = None if earlier is None else result.in_reference(earlier)
+    if held is None or not held.is_file() or held.read_bytes() != tree.read_bytes():
+        return tree
+    mine, theirs = provenance(result.kind, tree), provenance(result.kind, held)
+    if mine is None or theirs is None:
+        return tree
+    same_reads = mine.get("params_digests") == theirs.get("params_digests")
+    reproduced = theirs.get("code_version") in accepted(KINDS[result.kind][2])
+    return held if same_reads and reproduced else tree
+
+
 def carried(
     earlier: Path, tree: Iterable[PairResult], checkpoints: pd.DataFrame, config: Mapping[str, Any]
 ) -> tuple[list[PairResult], int]:
