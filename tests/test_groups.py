@@ -12,12 +12,14 @@ CONFIG = load_config([REPO / "config.yaml"])
 
 
 def test_the_main_group_is_the_configs_protocol_on_stream_0() -> None:
+    """The reference's main runs: runs/protocol~class_split/variant~default/act~relu/lr~0.05/
+    optim~reset/stream~0."""
     assert main_group(CONFIG) == {
         "protocol": "class_split",
         "variant": DEFAULT_VARIANT,
-        "act": CONFIG["model"]["activation"],
-        "lr": float(CONFIG["training"]["lr"]),
-        "optim": CONFIG["training"]["optimizer_at_common"],
+        "act": "relu",
+        "lr": 0.05,
+        "optim": "reset",
         "stream": 0,
     }
 

@@ -18,9 +18,9 @@ from workflow.reference.accumulate import Merged, check_one_mkl_code, merge_earl
 from workflow.reference.digests import config_digest, git_commit, training_digest
 from workflow.reference.studies import (
     STUDIES,
-    _copy,
     carry_studies,
     check_carried,
+    copy_file,
     studies_built,
     studies_held,
     to_carry,
@@ -88,9 +88,9 @@ def carry_audit(results: Path, earlier: Path, out: Path, replace: bool) -> None:
     restored tree lacks, and its runs' digests stay in ``checkpoints.csv`` (the export drops
     none it cannot match)."""
     if (results / AUDIT).is_file():
-        _copy(results / AUDIT, out / AUDIT)
+        copy_file(results / AUDIT, out / AUDIT)
     elif not replace and (earlier / AUDIT).is_file():
-        _copy(earlier / AUDIT, out / AUDIT)
+        copy_file(earlier / AUDIT, out / AUDIT)
 
 
 def _merged(
@@ -107,14 +107,14 @@ def _copy_built(results: Path, out: Path, built: Sequence[str]) -> None:
     """The tree's summaries of the studies it built, its tables and its figures (PDFs while
     small); a carried study's files then overwrite any the tree half rebuilt."""
     for study in built:
-        _copy(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
+        copy_file(results / "summary" / f"{study}.csv", out / "summary" / f"{study}.csv")
     for table in sorted((results / "tables").glob("*.csv")):
-        _copy(table, out / "tables" / table.name)
+        copy_file(table, out / "tables" / table.name)
     for figure in sorted((results / "figures").glob("*.png")):
-        _copy(figure, out / "figures" / figure.name)
+        copy_file(figure, out / "figures" / figure.name)
         pdf = figure.with_suffix(".pdf")
         if pdf.is_file() and pdf.stat().st_size <= PDF_LIMIT_BYTES:
-            _copy(pdf, out / "figures" / pdf.name)
+            copy_file(pdf, out / "figures" / pdf.name)
 
 
 def _write(

@@ -14,7 +14,8 @@ from workflow.artifacts import read_json
 STUDIES = registry.NAMES
 
 
-def _copy(source: Path, target: Path) -> None:
+def copy_file(source: Path, target: Path) -> None:
+    """A file to ``target``, its folders made."""
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
 
@@ -89,7 +90,7 @@ def carry_studies(earlier: Path, out: Path, carried: Sequence[str], config) -> N
         return
     for study in carried:
         for path in registry.BY_NAME[study].files(earlier):
-            _copy(path, out / path.relative_to(earlier))
+            copy_file(path, out / path.relative_to(earlier))
     done = progress.study_progress(out, config, carried)
     short = [s for s in carried if done.get(s) is not None and done[s].done < done[s].seeds]
     refuse_dropping(short, "the pair results it read are not all in the export")
