@@ -15,7 +15,7 @@ from workflow.groups import main_group
 from workflow.machine import check_machine
 from workflow.preflight import device_dry_run
 from workflow.identity import RunId, lr_text
-from workflow import slices
+from workflow import registry, slices
 from workflow.slices import sorted_keys
 from workflow.provenance import code_version, workflow_version
 
@@ -155,17 +155,16 @@ def dump_config(wildcards):
 
 SUMMARY = f"{RESULTS}/summary/{{study}}.csv"
 PER_SEED = f"{RESULTS}/tables/{{study}}_per_seed.csv"
+# Each study's matched views (workflow.registry): by name, the runs and seeds of its pairs. The
+# "pair views" are summarized by rule summarize_pairs; the others feed a study's own rule.
+MATCH_VIEWS = {
+    name: (run_group(**view.fixed), view.seeds)
+    for name, view in registry.views(config).items()
+}
 PAIR_VIEWS = {
-    "main": (run_group(), STUDIES["main"]["seeds"]),
-    "rotated": (run_group(protocol="rotated"), STUDIES["rotated"]["seeds"]),
-    **{
-        f"pilot_{policy}": (run_group(optim=policy), STUDIES["pilot"]["seeds"])
-        for policy in STUDIES["pilot"]["policies"]
-    },
-    **{
-        f"variant_{variant}": (run_group(variant=variant), SENSITIVITY["seeds"])
-        for variant in SENSITIVITY["variants"]
-    },
+    name: MATCH_VIEWS[name]
+    for name, view in registry.views(config).items()
+    if view.summarized
 }
 
 
@@ -184,14 +183,6 @@ def run_record(segment, **fixed):
 def run_identity(wildcards, **fixed):
     """What a run's artifacts record and their readers expect (workflow.identity.RunId)."""
     return RunId.from_wildcards(wildcards, **fixed).as_dict()
-
-
-# Views that are matched: the pair views, and the noise floor's stream-0 pairs, whose matched
-# checkpoint is the endpoint of every pair of its square.
-MATCH_VIEWS = {
-    **PAIR_VIEWS,
-    "noise_floor": (run_group(), STUDIES["noise_floor"]["seeds"]),
-}
 
 
 def view_comparisons(wildcards):
@@ -290,7 +281,7 @@ def noise_floor_pairs(seeds=STUDIES["noise_floor"]["seeds"]):
 
 # The trajectories of the order effect against the noise floor (rules/summarize.smk, their
 # figures in rules/figures.smk): by table name, the matched view whose seeds and matches they read.
-TRAJECTORIES = {"order_vs_noise": "main", "noise_floor_trajectory": "noise_floor"}
+TRAJECTORIES = registry.trajectories()
 
 
 # A dry run of local execution checks training.device at once (rules/preflight.smk,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.exports import REPO, RUN, run_record
+from tests.support.exports import REPO, RUN, run_record
 from workflow import headlines, results_page
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.config import load_config
@@ -209,7 +209,7 @@ def test_every_pair_result_read_checkpoints_the_reference_lists(name: str) -> No
 
 
 def test_every_study_of_a_reference_has_a_headline_text() -> None:
-    assert set(STUDIES) == set(headlines.STUDY_TEXT)
+    assert all(callable(headlines.renderer(study)) for study in STUDIES)
     assert set(STUDIES) == set(headlines.QUESTIONS)
 
 

@@ -284,27 +284,51 @@ def _alpha(config: Mapping[str, Any]) -> float:
     return round(1 - config["statistics"]["ci_level"], 10)
 
 
-# Each study's markdown from its summary and the config settings it names.
-STUDY_TEXT: dict[str, Callable[[pd.DataFrame, Mapping[str, Any]], str]] = {
-    "main": lambda summary, _: pair_study(summary),
-    "noise_floor": lambda summary, config: noise_floor_study(summary, _alpha(config)),
-    "pilot": lambda summary, _: pilot_study(summary),
-    "rotated": lambda summary, _: pair_study(summary),
-    "probes": lambda summary, config: probes_study(
-        summary, config["studies"]["probes"]["tost_alpha"]
-    ),
-    "long": lambda summary, _: long_study(summary),
-    "lr_search": lambda summary, _: lr_search_study(summary),
-    "activation": lambda summary, _: activation_study(summary),
-    "sensitivity": lambda summary, config: sensitivity_study(
-        summary, config["matching"], _alpha(config)
-    ),
-}
+# The renderers the registry names (a study's ``text``): each study's markdown from its summary
+# and the config settings it names.
+def pair_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return pair_study(summary)
+
+
+def noise_floor_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return noise_floor_study(summary, _alpha(config))
+
+
+def pilot_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return pilot_study(summary)
+
+
+def probes_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return probes_study(summary, config["studies"]["probes"]["tost_alpha"])
+
+
+def long_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return long_study(summary)
+
+
+def lr_search_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return lr_search_study(summary)
+
+
+def activation_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return activation_study(summary)
+
+
+def sensitivity_text(summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
+    return sensitivity_study(summary, config["matching"], _alpha(config))
+
+
+def renderer(study: str) -> Callable[[pd.DataFrame, Mapping[str, Any]], str]:
+    """The function the registry names for ``study``'s text."""
+    found = globals().get(registry.BY_NAME[study].text)
+    if not callable(found):
+        raise LookupError(f"workflow.headlines has no renderer {registry.BY_NAME[study].text!r}")
+    return found
 
 
 def study_text(study: str, summary: pd.DataFrame, config: Mapping[str, Any]) -> str:
     """The markdown of one study's results, with any setting it names taken from ``config``."""
-    return STUDY_TEXT[study](summary, config)
+    return renderer(study)(summary, config)
 
 
 def training_line(reference: Path, carried: list[dict]) -> str:

@@ -102,13 +102,6 @@ def activation_lr(
 
 def needs(config: Mapping[str, Any], study: str, seed: int, lr: float | None) -> list[Pair]:
     """The comparisons a study reads from one seed."""
-    if study == "main":
-        return [order_pair(config, seed)]
-    if study == "rotated":
-        return [order_pair(config, seed, protocol="rotated")]
-    if study == "pilot":
-        policies = config["studies"]["pilot"]["policies"]
-        return [order_pair(config, seed, optim=policy) for policy in policies]
     if study == "long":
         return [order_pair(config, seed, segment) for segment in ("base", "extended")]
     if study == "noise_floor":
@@ -128,10 +121,13 @@ def needs(config: Mapping[str, Any], study: str, seed: int, lr: float | None) ->
             for act in ("relu", "leaky_relu")
             for segment in ("base", "extended")
         ]
-    if study == "sensitivity":
-        variants = config["studies"]["sensitivity"]["variants"]
-        return [order_pair(config, seed), *(order_pair(config, seed, variant=v) for v in variants)]
-    raise ValueError(f"no pair results known for study {study!r}")
+    # The other studies read their matched views (workflow.registry); the sensitivity study
+    # reads its variants against the default's pairs.
+    views = registry.BY_NAME[study].views(config)
+    if not views:
+        raise ValueError(f"no pair results known for study {study!r}")
+    default = [order_pair(config, seed)] if study == "sensitivity" else []
+    return default + [order_pair(config, seed, **view.fixed) for view in views.values()]
 
 
 def study_seeds(config: Mapping[str, Any], study: str) -> list[int]:

@@ -1,9 +1,14 @@
-"""The studies, in one place: each one's question and the files it writes.
+"""The studies, in one place: each one's question, the runs it matches, the files it writes
+and the function that writes its results text.
 
-The Snakefile's study targets and figures, the reference export and the progress counts read
-this list; adding a study is one entry here plus its own rules and code. A study writes
-``summary/<name>.csv``, the ``tables`` (file name patterns under ``tables/``) and the
-``figures`` (names under ``figures/``, each as PNG and PDF). The order is the results pages';
+The Snakefile's study targets, matched views and figures, the reference export, the progress
+counts and the results page read this list; adding a study is one entry here plus its own
+rules and code. A study writes ``summary/<name>.csv``, the ``tables`` (file name patterns under
+``tables/``) and the ``figures`` (names under ``figures/``, each as PNG and PDF). Its ``views``
+give, from the config, the sets of pairs it matches (``workflow.groups.View``, by view name);
+its ``trajectory`` (a table of ``tables``) follows the order effect against the noise floor
+over the checkpoints of its view of the same name; its ``text`` names the function of
+``workflow.headlines`` that writes its section of the results page. The order is the results pages';
 ``step`` is the one in which ``make full`` builds the study (``python -m workflow.registry``
 prints the steps for the Makefile): a step's studies build together, and cheap studies that
 read an earlier step's runs come after it.
@@ -11,8 +16,12 @@ read an earlier step's runs come after it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from workflow import groups
 
 
 @dataclass(frozen=True)
@@ -22,6 +31,9 @@ class Study:
     tables: tuple[str, ...]
     figures: tuple[str, ...]
     step: int
+    text: str
+    views: Callable[[Mapping[str, Any]], groups.Views] = groups.no_views
+    trajectory: str | None = None
 
     def named_tables(self) -> list[str]:
         """The tables named outright (not by a pattern): targets a rule can be asked for."""
@@ -51,6 +63,9 @@ STUDIES = (
         ),
         ("main_h_repr", "main_behaviour", "main_layer_cka", "order_vs_noise"),
         1,
+        "pair_text",
+        groups.main_views,
+        "order_vs_noise",
     ),
     Study(
         "noise_floor",
@@ -65,6 +80,9 @@ STUDIES = (
         ),
         ("noise_floor", "noise_floor_trajectory"),
         1,
+        "noise_floor_text",
+        groups.noise_floor_views,
+        "noise_floor_trajectory",
     ),
     Study(
         "pilot",
@@ -73,6 +91,8 @@ STUDIES = (
         ("pilot_*_per_seed.csv",),
         (),
         3,
+        "pilot_text",
+        groups.pilot_views,
     ),
     Study(
         "rotated",
@@ -80,6 +100,8 @@ STUDIES = (
         ("rotated_per_seed.csv",),
         ("rotated_vs_split",),
         4,
+        "pair_text",
+        groups.rotated_views,
     ),
     Study(
         "probes",
@@ -88,6 +110,7 @@ STUDIES = (
         ("probes_per_seed.csv",),
         ("probe_differences",),
         1,
+        "probes_text",
     ),
     Study(
         "long",
@@ -95,6 +118,7 @@ STUDIES = (
         (),
         ("long_horizon",),
         5,
+        "long_text",
     ),
     Study(
         "activation",
@@ -103,6 +127,7 @@ STUDIES = (
         ("activation_audit.csv",),
         ("activation",),
         6,
+        "activation_text",
     ),
     Study(
         "lr_search",
@@ -110,6 +135,7 @@ STUDIES = (
         (),
         ("lr_search",),
         6,
+        "lr_search_text",
     ),
     Study(
         "sensitivity",
@@ -118,10 +144,28 @@ STUDIES = (
         ("sensitivity_per_seed.csv", "variant_*_per_seed.csv"),
         ("sensitivity",),
         2,
+        "sensitivity_text",
+        groups.sensitivity_views,
     ),
 )
 BY_NAME = {study.name: study for study in STUDIES}
 NAMES = tuple(BY_NAME)
+
+
+def views(config: Mapping[str, Any]) -> groups.Views:
+    """Every study's matched views, by view name (names are unique across studies)."""
+    found: groups.Views = {}
+    for study in STUDIES:
+        own = study.views(config)
+        if taken := sorted(found.keys() & own.keys()):
+            raise ValueError(f"study {study.name}: view names {taken} are another study's")
+        found |= own
+    return found
+
+
+def trajectories() -> dict[str, str]:
+    """Trajectory table -> the view (its study's own) whose seeds and matches it reads."""
+    return {study.trajectory: study.name for study in STUDIES if study.trajectory}
 
 
 def full_steps() -> list[list[str]]:

@@ -17,6 +17,7 @@ from workflow.artifacts import read_csv, read_json
 from workflow.config import DEFAULT_VARIANT
 from workflow.provenance import canonical_json
 
+# In the order of the results layout's path (runs/protocol~.../order~...), which the tables keep.
 IDENTITY = ("protocol", "variant", "act", "lr", "optim", "stream", "seed", "order")
 RECORDS = {"base": "run.json", "extended": "extension.json"}
 JOBS = {"base": "train_history", "extended": "extend_history"}
