@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.trees import prepared_mnist
+from tests.support.trees import prepared_mnist
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +29,6 @@ def deterministic_torch():
 
 @pytest.fixture(scope="session")
 def mnist_copy(tmp_path_factory):
-    """One MNIST copy for every scratch tree that trains (tests.trees.copy_repo's ``mnist``),
-    made by the workflow's rule prepare_mnist."""
+    """One MNIST copy for every scratch tree that trains (``mnist`` of
+    tests.support.trees.copy_repo), made by the workflow's rule prepare_mnist."""
     return prepared_mnist(tmp_path_factory.mktemp("mnist"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.exports import CONFIG, RUN, export_tree, fake_tree
+from tests.support.exports import CONFIG, RUN, export_tree, fake_tree
 from workflow import headlines, manifest
 from workflow.artifacts import read_csv, read_json, write_csv, write_json
 from workflow.reference.accumulate import ReferenceConflict, cpu_vendor, mkl_code

@@ -145,3 +145,17 @@ def test_the_jobs_after_training_do_not_hash_the_training_loop(adapter: str) -> 
 
     hashed = {path.name for path in library_files(PACKAGE / "scripts" / f"{adapter}.py")}
     assert not hashed & TRAINING_LOOP
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def test_test_modules_share_helpers_only_through_tests_support() -> None:
+    """No test module imports another; what they share lives in tests/support/."""
+    borrowed = {}
+    for path in sorted(TESTS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests"):
+                if not node.module.startswith("tests.support"):
+                    borrowed[path.name] = node.module
+    assert not borrowed, borrowed

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.trees import HANG_S, REPO, SNAKEMAKE, copy_repo, snakemake
+from tests.support.trees import HANG_S, REPO, SNAKEMAKE, copy_repo, snakemake
 from workflow.config import DEFAULT_LAYOUT_FOLDERS, DEFAULT_LAYOUT_PREFIXES
 from workflow.status import job_counts as planned_jobs
 

@@ -13,7 +13,7 @@ import time
 import pytest
 import yaml
 
-from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
+from tests.support.trees import MAIN_RUN, SNAKEMAKE, copy_repo, snakemake
 from workflow.artifacts import load_checkpoint
 from workflow.reference.tables import run_tables
 

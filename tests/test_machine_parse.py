@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.trees import copy_repo
+from tests.support.trees import copy_repo
 
 # A compiler that only records that it was called.
 RECORDING_CC = '#!/bin/sh\necho "$@" >> "{log}"\nexit 1\n'

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from tests.trees import REPO, copy_repo, snakemake
+from tests.support.trees import REPO, copy_repo, snakemake
 from workflow import job_records
 from workflow.migrate import migrate
 from workflow.status import job_counts as planned_jobs

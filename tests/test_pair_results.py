@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.exports import (
+from tests.support.exports import (
     COMPARISON,
     FULL,
     GROUP,

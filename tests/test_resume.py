@@ -6,7 +6,7 @@ import dataclasses
 
 import torch
 
-from tests.training import DATA, SETTINGS, fresh_model, states_equal
+from tests.support.training import DATA, SETTINGS, fresh_model, states_equal
 from workflow.machine.determinism import configure_torch
 from workflow.model import ModelSpec, build_model, model_state
 from workflow.train import train_history

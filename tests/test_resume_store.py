@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.training import DATA, RUN, SETTINGS, Killed, job, tensors_equal, train
+from tests.support.training import DATA, RUN, SETTINGS, Killed, job, tensors_equal, train
 from workflow.artifacts import load_checkpoint, read_json
 from workflow.model import ModelSpec, build_model
 from workflow.resume import BetweenCheckpoints, ResumeState, ResumeStore

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import torch
 
-from tests.exports import COMPARISON, FULL, export_tree, trained_tree
-from tests.training import RUN, job, train
-from tests.trees import MAIN_RUN, SNAKEMAKE, copy_repo, smoke_with, snakemake
+from tests.support.exports import COMPARISON, FULL, export_tree, trained_tree
+from tests.support.training import RUN, job, train
+from tests.support.trees import MAIN_RUN, SNAKEMAKE, copy_repo, smoke_with, snakemake
 from workflow import manifest
 from workflow.artifacts import ArtifactError, write_csv, write_json
 from workflow.comparisons import comparison_frame, read_comparisons

@@ -11,7 +11,7 @@ from PIL import Image
 from torchvision import transforms
 
 import workflow.history as history_module
-from tests.training import (
+from tests.support.training import (
     CHECKPOINTS,
     DATA,
     MEAN,

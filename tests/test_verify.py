@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.trees import MAIN_RUN, copy_repo, failing_snakemake, snakemake
+from tests.support.trees import MAIN_RUN, copy_repo, failing_snakemake, snakemake
 from workflow.config import load_config
 from workflow.groups import main_group
 from workflow.reference.digests import training_digest

@@ -22,7 +22,7 @@ import pytest
 import torch
 import yaml
 
-from tests.trees import (
+from tests.support.trees import (
     HANG_S,
     MAIN_RUN,
     REPO,
@@ -252,7 +252,7 @@ def test_a_missing_device_fails_one_job_and_starts_no_training(tmp_path, mnist_c
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     """The small built-in config, run to completion once for the tests below (in CI: the tree
-    `make test-slurm` built, tests.trees.smoke_tree)."""
+    `make test-slurm` built, tests.support.trees.smoke_tree)."""
     return smoke_tree(tmp_path_factory.mktemp("smoke"))
 
 

@@ -49,7 +49,7 @@ if [ "$failed" -ne 0 ]; then
     echo "0 passed, 1 failed"
     exit 1
 fi
-# .ci/run hands the finished tree to the workflow tests (HISTRES_SMOKE_TREE, tests/trees.py),
+# .ci/run hands the finished tree to the workflow tests (HISTRES_SMOKE_TREE, tests/support/trees.py),
 # which check it instead of running the small config a second time.
 if [ -n "${HISTRES_KEEP_TREE:-}" ]; then
     mkdir -p "$(dirname "$HISTRES_KEEP_TREE")"
