@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+from base64 import urlsafe_b64decode
 from pathlib import Path
 
 import yaml
@@ -97,13 +98,31 @@ def prepared_mnist(workdir: Path) -> Path:
 # What `make smoke` leaves in the checkout for a copy to continue from. Snakemake's records
 # (metadata: each output's params and code; incomplete: the jobs a kill interrupted) are what
 # let it rerun exactly the stale jobs of the copy.
-OWN_SMOKE_RUN = (
-    "results/smoke",
-    "logs/smoke",
-    MNIST,
-    ".snakemake/metadata",
-    ".snakemake/incomplete",
-)
+OWN_SMOKE_RUN = ("results/smoke", "logs/smoke", MNIST)
+RECORDS = (".snakemake/metadata", ".snakemake/incomplete")
+
+
+def recorded_output(record: Path, records: Path) -> str | None:
+    """The output a Snakemake record is of: its name is the path in URL-safe base64, split into
+    folders where long (None: not such a name)."""
+    name = "".join(record.relative_to(records).parts)
+    try:
+        return urlsafe_b64decode(name).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def copy_records(source: Path, target: Path, roots: tuple[str, ...]) -> None:
+    """Snakemake's records of the outputs under ``roots`` (and any it cannot name), not those
+    of the checkout's other results (the full config's run to thousands)."""
+    for records in RECORDS:
+        for record in (source / records).rglob("*"):
+            output = recorded_output(record, source / records)
+            under = output is None or any(
+                output == root or output.startswith(f"{root}/") for root in roots
+            )
+            if record.is_file() and under:
+                copy_path(record, target / record.relative_to(source))
 
 
 def copy_path(source: Path, target: Path) -> None:
@@ -120,8 +139,10 @@ def smoke_tree(dest: Path) -> Path:
     built = os.environ.get("HISTRES_SMOKE_TREE")
     if not built:
         copy_repo(dest)
-        for name in OWN_SMOKE_RUN if (REPO / "results/smoke").is_dir() else ():
-            copy_path(REPO / name, dest / name)
+        if (REPO / "results/smoke").is_dir():
+            for name in OWN_SMOKE_RUN:
+                copy_path(REPO / name, dest / name)
+            copy_records(REPO, dest, OWN_SMOKE_RUN)
         snakemake(dest, "--configfile", "config/smoke.yaml", "--rerun-incomplete")
         return dest
     shutil.copytree(built, dest, symlinks=True, dirs_exist_ok=True)
