@@ -46,8 +46,10 @@ lint: $(VENV)/installed
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint --configfile config/smoke.yaml
 
+# One pytest worker per core; a test module stays on one worker (its module fixtures, the small
+# config's tree among them, are made once).
 test: $(VENV)/installed lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(CORES) --dist loadfile
 
 # The small config through profiles/slurm on a real single-node SLURM cluster (root, Debian).
 test-slurm: $(VENV)/installed

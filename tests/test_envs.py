@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 ENVS = Path(__file__).resolve().parent.parent / "envs"
-DEV_TOOLS = {"pytest", "ruff", "snakefmt"}
+DEV_TOOLS = {"pytest", "pytest-xdist", "ruff", "snakefmt"}
 
 
 def pins(name: str = "requirements.txt") -> dict[str, str]:
